@@ -1,0 +1,384 @@
+// Command lima-tui lands business data in a data lake and proves it.
+// main parses flags, picks the subcommand and maps outcomes to exit codes;
+// the work happens in flow, engine, gates and reports.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lima-lake/lima/engine/demo"
+	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/engine/run"
+	"github.com/lima-lake/lima/flow"
+	"github.com/lima-lake/lima/gates"
+	"github.com/lima-lake/lima/reports"
+	"github.com/lima-lake/lima/ui"
+)
+
+// Exit codes of the command-line contract.
+const (
+	exitOK           = 0
+	exitError        = 1
+	exitUsage        = 2
+	exitReconcile    = 3
+	exitPrecondition = 4
+)
+
+const usage = `lima-tui — land business data in a data lake, and prove it.
+
+Usage:
+  lima-tui demo [--dir D] [--headless]      build the demo lake from the bundled dirty ERP sample
+  lima-tui run [--plan F] [--table T]... [--full-refresh] [--json]
+                                           load the approved plan, reconcile, write the report
+  lima-tui reconcile [--plan F] [--run ID]   re-run gate 4 against the lake's current snapshots
+  lima-tui report [--plan F] [ID]           print a run's report (default: the latest)
+  lima-tui approve --gate scope|data-model --by NAME [--plan F]
+                                           record a human approval and the plan hash
+
+Exit codes: 0 ok; 1 error (nothing half-visible); 2 usage; 3 loaded but gate 4 failed;
+4 a precondition failed, nothing written.
+`
+
+func main() {
+	os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Main runs the command and returns its exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		if !isTerminal(os.Stdin) || !isTerminal(os.Stdout) {
+			fmt.Fprintln(stderr, "\nNo terminal here: use the headless commands above (for example: lima-tui run --plan platform.yaml).")
+		} else {
+			fmt.Fprintln(stderr, "\nThe interactive wizard is not part of this build yet; the headless commands above do the same work.")
+		}
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "demo":
+		return cmdDemo(ctx, rest, stdout, stderr)
+	case "run":
+		return cmdRun(ctx, rest, stdout, stderr)
+	case "reconcile":
+		return cmdReconcile(ctx, rest, stdout, stderr)
+	case "report":
+		return cmdReport(rest, stdout, stderr)
+	case "approve":
+		return cmdApprove(rest, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	case "init", "propose", "check", "teardown", "schedule", "exceptions":
+		fmt.Fprintf(stderr, "lima-tui %s: not available in this build yet.\n\n%s", cmd, usage)
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "lima-tui: unknown command %q\n\n%s", ui.Sanitize(cmd), usage)
+	return exitUsage
+}
+
+type multi []string
+
+func (m *multi) String() string     { return strings.Join(*m, ",") }
+func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
+
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("lima-tui "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+func exitFor(err error) int {
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, flow.ErrUsage):
+		return exitUsage
+	case errors.Is(err, flow.ErrPrecondition):
+		return exitPrecondition
+	case errors.Is(err, gates.ErrReconciliation):
+		return exitReconcile
+	}
+	return exitError
+}
+
+func fail(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "lima-tui: %s\n", ui.Sanitize(err.Error()))
+	return exitFor(err)
+}
+
+func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("demo", stderr)
+	dir := fs.String("dir", "lima-demo", "workspace folder to create")
+	headless := fs.Bool("headless", false, "run every gate with the recorded demo answers, without the wizard")
+	jsonOut := fs.Bool("json", false, "print a JSON summary on stdout")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	_ = headless // the wizard is not part of this build: demo always runs headless
+	created, err := demo.Create(*dir, time.Now())
+	if err != nil {
+		return fail(stderr, err)
+	}
+	abs, _ := filepath.Abs(*dir)
+	if created {
+		fmt.Fprintf(stderr, "lima: demo workspace created in %s (sample data in data/erp, answers in platform.yaml)\n", ui.Sanitize(abs))
+	} else {
+		fmt.Fprintf(stderr, "lima: using the existing demo workspace in %s\n", ui.Sanitize(abs))
+	}
+	return runPlan(ctx, flow.Workspace{Dir: *dir}, filepath.Join(*dir, "platform.yaml"), nil, false, *jsonOut, stdout, stderr)
+}
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("run", stderr)
+	planPath := fs.String("plan", "platform.yaml", "the plan to run")
+	var tables multi
+	fs.Var(&tables, "table", "load only this table (repeatable)")
+	full := fs.Bool("full-refresh", false, "reload even when the input was already loaded")
+	jsonOut := fs.Bool("json", false, "print a JSON summary on stdout")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "lima-tui run: unexpected argument %q\n", ui.Sanitize(fs.Arg(0)))
+		return exitUsage
+	}
+	return runPlan(ctx, flow.Workspace{Dir: filepath.Dir(*planPath)}, *planPath, tables, *full, *jsonOut, stdout, stderr)
+}
+
+func runPlan(ctx context.Context, ws flow.Workspace, planPath string, tables []string, full, jsonOut bool, stdout, stderr io.Writer) int {
+	p, err := flow.LoadPlan(planPath)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if err := flow.CheckApproval(p); err != nil {
+		return fail(stderr, err)
+	}
+	prog := &run.Progress{}
+	done := make(chan struct{})
+	go reportProgress(prog, done, stderr)
+	out, err := flow.Run(ctx, flow.RunOptions{Workspace: ws, Plan: p, Tables: tables, FullRefresh: full, Progress: prog})
+	close(done)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	printSummary(stderr, out.Report)
+	if jsonOut {
+		writeJSONSummary(stdout, out)
+	} else {
+		fmt.Fprintln(stdout, out.ReportPath)
+	}
+	return out.Report.ExitCode()
+}
+
+// reportProgress prints one line per active table every few seconds.
+func reportProgress(p *run.Progress, done <-chan struct{}, w io.Writer) {
+	t := time.NewTicker(3 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			for _, tp := range p.Snapshot() {
+				phase, _ := tp.Phase.Load().(string)
+				if phase != "loading" && phase != "committing" {
+					continue
+				}
+				secs := time.Since(tp.Started).Seconds()
+				rate := float64(tp.RowsRead.Load()) / max(secs, 0.001)
+				mbs := float64(tp.Bytes.Load()) / 1e6 / max(secs, 0.001)
+				line := fmt.Sprintf("lima: %s: %s — %d rows read, %d loaded, %d held back, %.0f rows/s, %.1f MB/s",
+					tp.Table, phase, tp.RowsRead.Load(), tp.Loaded.Load(), tp.Quarantined.Load(), rate, mbs)
+				if tot := tp.TotalBytes.Load(); tot > 0 {
+					line += fmt.Sprintf(", %.0f%% of input", 100*float64(min(tp.Bytes.Load(), tot))/float64(tot))
+				}
+				fmt.Fprintln(w, ui.Sanitize(line))
+			}
+		}
+	}
+}
+
+func printSummary(w io.Writer, r *reports.Report) {
+	fmt.Fprintf(w, "\nrun %s — %s\n", r.RunID, statusText(r.Status))
+	fmt.Fprintf(w, "  %-16s %-15s %8s %8s %9s %8s  %-8s %s\n", "table", "status", "read", "loaded", "held back", "skipped", "balanced", "gate 4")
+	for _, t := range r.Tables {
+		bal := "✓ yes"
+		if !t.Balanced {
+			bal = "✗ NO"
+		}
+		fmt.Fprintf(w, "  %-16s %-15s %8d %8d %9d %8d  %-8s %s\n", ui.Sanitize(t.Name), t.Status, t.RowsRead, t.RowsLoaded, t.RowsQuarantined, t.RowsSkipped, bal, gateMark(t.Reconciliation))
+		if t.Error != "" {
+			fmt.Fprintf(w, "    error: %s\n", ui.Sanitize(t.Error))
+		}
+		for _, c := range t.Checks {
+			if c.Status == gates.Fail {
+				fmt.Fprintf(w, "    ✗ %s: %s\n", ui.Sanitize(c.Name), ui.Sanitize(c.Detail))
+			}
+		}
+	}
+	if r.Exceptions.Total > 0 {
+		var owners []string
+		for o, n := range r.Exceptions.ByOwner {
+			owners = append(owners, fmt.Sprintf("%s %d", o, n))
+		}
+		fmt.Fprintf(w, "  ! %d held back as exceptions (%d whole files) — owners: %s\n", r.Exceptions.Total, r.Exceptions.Files, ui.Sanitize(strings.Join(owners, ", ")))
+	}
+	if r.DeadlineBy != "" {
+		fmt.Fprintf(w, "  deadline %s\n", r.DeadlineBy)
+	}
+}
+
+func statusText(s string) string {
+	switch s {
+	case reports.StatusOK:
+		return "✓ ok"
+	case reports.StatusReconciliationFailed:
+		return "✗ loaded, but gate 4 (reconciliation) failed"
+	}
+	return "✗ failed"
+}
+
+func gateMark(s string) string {
+	switch s {
+	case gates.Pass:
+		return "✓ pass"
+	case gates.Fail:
+		return "✗ fail"
+	}
+	return "– not run"
+}
+
+func writeJSONSummary(w io.Writer, out *flow.Outcome) {
+	type tbl struct {
+		Name            string `json:"name"`
+		Status          string `json:"status"`
+		SnapshotID      int64  `json:"snapshot_id"`
+		RowsRead        int64  `json:"rows_read"`
+		RowsLoaded      int64  `json:"rows_loaded"`
+		RowsQuarantined int64  `json:"rows_quarantined"`
+		RowsSkipped     int64  `json:"rows_skipped"`
+		Balanced        bool   `json:"balanced"`
+		Reconciliation  string `json:"reconciliation"`
+		Error           string `json:"error,omitempty"`
+	}
+	s := struct {
+		RunID    string `json:"run_id"`
+		Status   string `json:"status"`
+		ExitCode int    `json:"exit_code"`
+		Report   string `json:"report"`
+		Tables   []tbl  `json:"tables"`
+	}{RunID: out.Report.RunID, Status: out.Report.Status, ExitCode: out.Report.ExitCode(), Report: out.ReportPath}
+	for _, t := range out.Report.Tables {
+		s.Tables = append(s.Tables, tbl{t.Name, t.Status, t.SnapshotID, t.RowsRead, t.RowsLoaded, t.RowsQuarantined, t.RowsSkipped, t.Balanced, t.Reconciliation, t.Error})
+	}
+	b, _ := json.Marshal(s)
+	fmt.Fprintln(w, string(b))
+}
+
+func cmdReconcile(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("reconcile", stderr)
+	planPath := fs.String("plan", "platform.yaml", "the plan")
+	runID := fs.String("run", "", "the run whose expectations to prove (default: the latest)")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	p, err := flow.LoadPlan(*planPath)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	recs, err := flow.Reconcile(ctx, flow.Workspace{Dir: filepath.Dir(*planPath)}, p, *runID)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	code := exitOK
+	for _, r := range recs {
+		fmt.Fprintf(stdout, "%s (snapshot %d): %s\n", ui.Sanitize(r.Table), r.SnapshotID, gateMark(r.Status))
+		for _, c := range r.Checks {
+			fmt.Fprintf(stdout, "  %s %s: %s\n", gateMark(c.Status)[:3], ui.Sanitize(c.Name), ui.Sanitize(c.Detail))
+		}
+		if r.Status == gates.Fail {
+			code = exitReconcile
+		}
+	}
+	return code
+}
+
+func cmdReport(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("report", stderr)
+	planPath := fs.String("plan", "platform.yaml", "the plan")
+	asJSON := fs.Bool("json", false, "print report.json instead of report.md")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	ws := flow.Workspace{Dir: filepath.Dir(*planPath)}
+	id := fs.Arg(0)
+	if id == "" {
+		var err error
+		if id, err = reports.Latest(ws.ReportsDir()); err != nil {
+			return fail(stderr, err)
+		}
+	}
+	name := "report.md"
+	if *asJSON {
+		name = "report.json"
+	}
+	b, err := os.ReadFile(filepath.Join(ws.ReportsDir(), filepath.Base(id), name))
+	if err != nil {
+		return fail(stderr, err)
+	}
+	stdout.Write(b)
+	return exitOK
+}
+
+func cmdApprove(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("approve", stderr)
+	planPath := fs.String("plan", "platform.yaml", "the plan")
+	gate := fs.String("gate", "", "scope or data-model")
+	by := fs.String("by", "", "who approves")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if strings.TrimSpace(*by) == "" || (*gate != "scope" && *gate != "data-model") {
+		fmt.Fprintln(stderr, "lima-tui approve: --gate scope|data-model and --by NAME are required")
+		return exitUsage
+	}
+	p, err := flow.LoadPlan(*planPath)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	a := &plan.Approval{ApprovedBy: *by, ApprovedAt: now, PlanHash: p.Hash()}
+	if *gate == "scope" {
+		p.Gates.Scope = a
+	} else {
+		p.Gates.DataModel = a
+	}
+	p.Platform.Updated = now
+	if err := p.Write(*planPath); err != nil {
+		return fail(stderr, err)
+	}
+	fmt.Fprintf(stdout, "approved %s by %s (plan hash %.12s)\n", *gate, ui.Sanitize(*by), a.PlanHash)
+	return exitOK
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	return fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,457 @@
+// Package clean turns raw text cells into typed values. Every cell either
+// casts, or yields a CellError naming the column, the value and the reason;
+// every fix applied on the way is named and counted.
+package clean
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/lima-lake/lima/engine/plan"
+)
+
+// kindOf maps a plan type to the casting kind.
+func kindOf(t plan.Type) kind {
+	switch t.Kind {
+	case plan.Int:
+		return kInt
+	case plan.Long:
+		return kLong
+	case plan.Double:
+		return kDouble
+	case plan.Decimal:
+		return kDecimal
+	case plan.Date:
+		return kDate
+	case plan.Timestamp:
+		return kTimestamp
+	case plan.TimestampTZ:
+		return kTimestampTZ
+	case plan.Boolean:
+		return kBoolean
+	case plan.Binary:
+		return kBinary
+	}
+	return kString
+}
+
+// Rule ids of cell failures.
+const (
+	RuleType     = "type"
+	RuleNotNull  = "not_null"
+	RuleEncoding = "encoding"
+)
+
+// DefaultNullTokens are read as null unless the plan says otherwise.
+var DefaultNullTokens = []string{"", "NULL", "null", `\N`}
+
+// ColumnSpec is what clean needs to know of a column.
+type ColumnSpec struct {
+	Name     string
+	Type     plan.Type
+	Required bool
+	// Formats are date/timestamp patterns, tried in order.
+	Formats []string
+	// Normalize: trim, upper, lower, zero_pad:N, decimal_comma.
+	Normalize []string
+	// NullTokens; nil means DefaultNullTokens.
+	NullTokens []string
+	// Location for naive timestamps and dates; nil means UTC.
+	Location *time.Location
+}
+
+// CellError is one cell that failed.
+type CellError struct {
+	Column string `json:"column"`
+	Value  string `json:"value"`
+	Rule   string `json:"rule"`
+	Reason string `json:"reason"`
+}
+
+// Cell is a typed value of the last appended row.
+type Cell struct {
+	Null bool
+	I    int64 // int, long, date (days), timestamp (µs), boolean (0/1)
+	F    float64
+	D    decimal128.Num
+	S    string
+}
+
+type kind uint8
+
+const (
+	kString kind = iota
+	kInt
+	kLong
+	kDouble
+	kDecimal
+	kDate
+	kTimestamp
+	kTimestampTZ
+	kBoolean
+	kBinary
+)
+
+type column struct {
+	spec      ColumnSpec
+	kind      kind
+	prec, sc  int
+	nulls     map[string]bool
+	trim      bool
+	upper     bool
+	lower     bool
+	zeroPad   int
+	style     NumberStyle
+	formats   []dateFormat
+	loc       *time.Location
+	fixCounts map[string]int64
+}
+
+// Caster casts rows into an Arrow record builder.
+type Caster struct {
+	cols    []*column
+	schema  *arrow.Schema
+	builder *array.RecordBuilder
+	cells   []Cell
+	errs    []CellError
+	pending []fixRef
+}
+
+type fixRef struct {
+	col int
+	fix string
+}
+
+// ArrowType is the Arrow type Lima writes for a plan type.
+func ArrowType(t plan.Type) arrow.DataType {
+	switch kindOf(t) {
+	case kInt:
+		return arrow.PrimitiveTypes.Int32
+	case kLong:
+		return arrow.PrimitiveTypes.Int64
+	case kDouble:
+		return arrow.PrimitiveTypes.Float64
+	case kDecimal:
+		return &arrow.Decimal128Type{Precision: int32(t.Precision), Scale: int32(t.Scale)}
+	case kDate:
+		return arrow.FixedWidthTypes.Date32
+	case kTimestamp:
+		return &arrow.TimestampType{Unit: arrow.Microsecond}
+	case kTimestampTZ:
+		return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+	case kBoolean:
+		return arrow.FixedWidthTypes.Boolean
+	case kBinary:
+		return arrow.BinaryTypes.Binary
+	}
+	return arrow.BinaryTypes.String
+}
+
+// NewCaster prepares casting for the columns. schema is the Arrow schema of
+// the output (it may carry field-id metadata); it must have the columns in
+// the same order.
+func NewCaster(specs []ColumnSpec, schema *arrow.Schema, mem memory.Allocator) (*Caster, error) {
+	if schema.NumFields() != len(specs) {
+		return nil, fmt.Errorf("clean: %d columns but schema has %d fields", len(specs), schema.NumFields())
+	}
+	c := &Caster{schema: schema, builder: array.NewRecordBuilder(mem, schema), cells: make([]Cell, len(specs))}
+	for _, s := range specs {
+		col := &column{spec: s, kind: kindOf(s.Type), prec: s.Type.Precision, sc: s.Type.Scale, fixCounts: map[string]int64{}, loc: s.Location}
+		if col.loc == nil {
+			col.loc = time.UTC
+		}
+		tokens := s.NullTokens
+		if tokens == nil {
+			tokens = DefaultNullTokens
+		}
+		col.nulls = make(map[string]bool, len(tokens))
+		for _, t := range tokens {
+			col.nulls[t] = true
+		}
+		for _, n := range s.Normalize {
+			name, arg, _ := strings.Cut(n, ":")
+			switch name {
+			case "trim":
+				col.trim = true
+			case "upper":
+				col.upper = true
+			case "lower":
+				col.lower = true
+			case "zero_pad":
+				w, err := strconv.Atoi(arg)
+				if err != nil || w < 1 || w > 64 {
+					return nil, fmt.Errorf("clean: column %s: zero_pad needs a width 1..64, got %q", s.Name, arg)
+				}
+				col.zeroPad = w
+			case "decimal_comma":
+				col.style.DecimalComma = true
+			case "trailing_minus", "thousands":
+				// Always applied to numbers when unambiguous; accepted for clarity.
+			default:
+				return nil, fmt.Errorf("clean: column %s: unknown normalizer %q", s.Name, n)
+			}
+		}
+		formats := s.Formats
+		if len(formats) == 0 {
+			switch col.kind {
+			case kDate:
+				formats = DefaultDateFormats
+			case kTimestamp, kTimestampTZ:
+				formats = DefaultTimestampFormats
+			}
+		}
+		var err error
+		if col.formats, err = compileFormats(formats); err != nil {
+			return nil, fmt.Errorf("clean: column %s: %w", s.Name, err)
+		}
+		c.cols = append(c.cols, col)
+	}
+	return c, nil
+}
+
+// Schema is the output schema.
+func (c *Caster) Schema() *arrow.Schema { return c.schema }
+
+// Cast casts one row into Cells without appending it. It returns the errors
+// of every failing cell (valid until the next call); nil means the row cast.
+// Call Accept to append a row that cast and passed the caller's checks.
+func (c *Caster) Cast(values []string, declaredNull []bool) []CellError {
+	c.errs = c.errs[:0]
+	c.pending = c.pending[:0]
+	if len(values) != len(c.cols) {
+		c.errs = append(c.errs, CellError{Rule: RuleType, Reason: fmt.Sprintf("expected %d fields, found %d", len(c.cols), len(values))})
+		return c.errs
+	}
+	for i, col := range c.cols {
+		cell := &c.cells[i]
+		*cell = Cell{}
+		switch v := values[i]; {
+		case declaredNull != nil && declaredNull[i]:
+			cell.Null = true
+		case col.nulls[v]:
+			cell.Null = true
+			if v != "" {
+				c.pending = append(c.pending, fixRef{i, FixNullToken + " (" + v + ")"})
+			}
+		default:
+			fx, err := col.cast(v, cell)
+			if err != nil {
+				c.errs = append(c.errs, CellError{Column: col.spec.Name, Value: v, Rule: RuleType, Reason: err.Error()})
+				continue
+			}
+			for _, f := range fx {
+				c.pending = append(c.pending, fixRef{i, f})
+			}
+		}
+		if cell.Null && col.spec.Required {
+			c.errs = append(c.errs, CellError{Column: col.spec.Name, Value: values[i], Rule: RuleNotNull, Reason: "required value is missing"})
+		}
+	}
+	if len(c.errs) > 0 {
+		return c.errs
+	}
+	return nil
+}
+
+// Accept appends the row last cast successfully and counts its fixes.
+func (c *Caster) Accept() {
+	for _, p := range c.pending {
+		c.cols[p.col].fixCounts[p.fix]++
+	}
+	c.pending = c.pending[:0]
+	for i, col := range c.cols {
+		appendCell(c.builder.Field(i), col.kind, &c.cells[i])
+	}
+}
+
+// Append casts and, when the row casts, accepts it.
+func (c *Caster) Append(values []string, declaredNull []bool) []CellError {
+	if errs := c.Cast(values, declaredNull); errs != nil {
+		return errs
+	}
+	c.Accept()
+	return nil
+}
+
+// Cells are the typed values of the row last appended successfully.
+func (c *Caster) Cells() []Cell { return c.cells }
+
+// Len is the number of rows in the pending batch.
+func (c *Caster) Len() int {
+	if len(c.cols) == 0 {
+		return 0
+	}
+	return c.builder.Field(0).Len()
+}
+
+// NewBatch returns the pending rows as a record batch and resets the builder.
+// The caller owns the batch.
+func (c *Caster) NewBatch() arrow.RecordBatch { return c.builder.NewRecordBatch() }
+
+// Release frees the builder.
+func (c *Caster) Release() { c.builder.Release() }
+
+// Normalization is a fix that fired, with its count.
+type Normalization struct {
+	Column string `json:"column"`
+	Fix    string `json:"fix"`
+	Count  int64  `json:"count"`
+}
+
+// Normalizations lists every fix applied to rows that were appended, sorted.
+func (c *Caster) Normalizations() []Normalization {
+	var out []Normalization
+	for _, col := range c.cols {
+		for f, n := range col.fixCounts {
+			out = append(out, Normalization{Column: col.spec.Name, Fix: f, Count: n})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Column != out[j].Column {
+			return out[i].Column < out[j].Column
+		}
+		return out[i].Fix < out[j].Fix
+	})
+	return out
+}
+
+func (col *column) cast(v string, cell *Cell) ([]string, error) {
+	var fixes []string
+	if col.kind == kString || col.kind == kBinary {
+		if !utf8.ValidString(v) && col.kind == kString {
+			return nil, fmt.Errorf("invalid UTF-8 bytes")
+		}
+		s := v
+		if col.trim {
+			if t := strings.TrimSpace(s); t != s {
+				s = t
+				fixes = append(fixes, FixTrim)
+			}
+		}
+		if col.upper {
+			if u := strings.ToUpper(s); u != s {
+				s = u
+				fixes = append(fixes, FixUpper)
+			}
+		}
+		if col.lower {
+			if l := strings.ToLower(s); l != s {
+				s = l
+				fixes = append(fixes, FixLower)
+			}
+		}
+		if col.zeroPad > 0 && len(s) < col.zeroPad && s != "" && allDigits(s) {
+			s = strings.Repeat("0", col.zeroPad-len(s)) + s
+			fixes = append(fixes, fmt.Sprintf("%s to %d digits", FixZeroPad, col.zeroPad))
+		}
+		if s == "" && col.spec.Required {
+			cell.Null = true
+			return fixes, nil
+		}
+		cell.S = s
+		return fixes, nil
+	}
+	switch col.kind {
+	case kInt:
+		n, fx, err := ParseInt(v, math.MinInt32, math.MaxInt32, col.style)
+		cell.I = n
+		return fx, err
+	case kLong:
+		n, fx, err := ParseInt(v, math.MinInt64, math.MaxInt64, col.style)
+		cell.I = n
+		return fx, err
+	case kDecimal:
+		d, fx, err := ParseDecimal(v, col.prec, col.sc, col.style)
+		cell.D = d
+		return fx, err
+	case kDouble:
+		n, err := splitNumber(v, col.style)
+		if err != nil {
+			return n.fixes, fmt.Errorf("%q is not a number", v)
+		}
+		txt := n.intPart
+		if n.fracPart != "" {
+			txt += "." + n.fracPart
+		}
+		f, perr := strconv.ParseFloat(txt, 64)
+		if perr != nil {
+			return n.fixes, fmt.Errorf("%q is not a number", v)
+		}
+		if n.neg {
+			f = -f
+		}
+		cell.F = f
+		return n.fixes, nil
+	case kBoolean:
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "true", "t", "yes", "y", "1":
+			cell.I = 1
+		case "false", "f", "no", "n", "0":
+			cell.I = 0
+		default:
+			return nil, fmt.Errorf("%q is not a boolean", v)
+		}
+		return nil, nil
+	case kDate, kTimestamp, kTimestampTZ:
+		s := strings.TrimSpace(v)
+		if s != v {
+			fixes = append(fixes, FixTrim)
+		}
+		t, idx, err := parseTime(s, col.formats, col.loc)
+		if err != nil {
+			return fixes, err
+		}
+		if idx > 0 && len(col.spec.Formats) > 1 {
+			fixes = append(fixes, "date format "+col.formats[idx].pattern+" → ISO")
+		}
+		if col.kind == kDate {
+			y, m, d := t.Date()
+			cell.I = int64(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400)
+		} else if col.kind == kTimestamp {
+			y, mo, d := t.Date()
+			h, mi, se := t.Clock()
+			cell.I = time.Date(y, mo, d, h, mi, se, t.Nanosecond(), time.UTC).UnixMicro()
+		} else {
+			cell.I = t.UnixMicro()
+		}
+		return fixes, nil
+	}
+	return nil, fmt.Errorf("unsupported type")
+}
+
+func appendCell(b array.Builder, k kind, c *Cell) {
+	if c.Null {
+		b.AppendNull()
+		return
+	}
+	switch k {
+	case kString:
+		b.(*array.StringBuilder).Append(c.S)
+	case kBinary:
+		b.(*array.BinaryBuilder).Append([]byte(c.S))
+	case kInt:
+		b.(*array.Int32Builder).Append(int32(c.I))
+	case kLong:
+		b.(*array.Int64Builder).Append(c.I)
+	case kDouble:
+		b.(*array.Float64Builder).Append(c.F)
+	case kDecimal:
+		b.(*array.Decimal128Builder).Append(c.D)
+	case kDate:
+		b.(*array.Date32Builder).Append(arrow.Date32(c.I))
+	case kTimestamp, kTimestampTZ:
+		b.(*array.TimestampBuilder).Append(arrow.Timestamp(c.I))
+	case kBoolean:
+		b.(*array.BooleanBuilder).Append(c.I == 1)
+	}
+}

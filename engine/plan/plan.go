@@ -1,0 +1,214 @@
+// Package plan is the model of platform.yaml: the one file that the wizard
+// writes, an analyst approves and the headless runner executes.
+//
+// Field names follow the data-platform contract (platform, storage, tables,
+// data_quality_issues, etl, downstream); Lima adds sources, per-table source
+// and load, checks, owners, schedule and gates.
+package plan
+
+// SchemaVersion is the version of the platform.yaml layout this build reads
+// and writes. A plan must state it; Parse refuses newer versions.
+const SchemaVersion = 1
+
+// Plan is platform.yaml.
+type Plan struct {
+	SchemaVersion     int                `yaml:"schema_version"`
+	Platform          Platform           `yaml:"platform"`
+	Storage           Storage            `yaml:"storage,omitempty"`
+	Sources           map[string]*Source `yaml:"sources"`
+	Tables            map[string]*Table  `yaml:"tables"`
+	DataQualityIssues []QualityIssue     `yaml:"data_quality_issues,omitempty"`
+	ETL               ETL                `yaml:"etl,omitempty"`
+	Downstream        Downstream         `yaml:"downstream,omitempty"`
+	Owners            []Owner            `yaml:"owners,omitempty"`
+	Schedule          Schedule           `yaml:"schedule,omitempty"`
+	Gates             Gates              `yaml:"gates,omitempty"`
+}
+
+// Platform names the build.
+type Platform struct {
+	Prefix      string `yaml:"prefix"`
+	Region      string `yaml:"region,omitempty"`
+	Environment string `yaml:"environment,omitempty"`
+	// Pattern is "iceberg" (default) or "hive".
+	Pattern string `yaml:"pattern,omitempty"`
+	// Catalog is "sqlite" (embedded, default), "glue" or "rest".
+	Catalog string `yaml:"catalog,omitempty"`
+	Created string `yaml:"created,omitempty"`
+	Updated string `yaml:"updated,omitempty"`
+}
+
+// Storage says where the lake lives.
+type Storage struct {
+	// Warehouse is a folder (relative to the workspace) or a URI; default "lake".
+	Warehouse string `yaml:"warehouse,omitempty"`
+	// Namespace of the tables in the catalog; default: the prefix.
+	Namespace string `yaml:"namespace,omitempty"`
+	// CatalogURI: for sqlite, the database file relative to the workspace
+	// (default .lima/catalog.db).
+	CatalogURI string `yaml:"catalog_uri,omitempty"`
+}
+
+// Source is where rows come from.
+type Source struct {
+	// Kind: "files" (local folder). More kinds arrive with their issues.
+	Kind string `yaml:"kind"`
+	// Path is the folder for kind files, relative to the workspace or absolute.
+	Path string `yaml:"path,omitempty"`
+	// Encoding pins the text encoding of the files (default: utf-8).
+	Encoding string `yaml:"encoding,omitempty"`
+}
+
+// Table is one table of the lake.
+type Table struct {
+	// Type is "base" (loaded from a source; default) or "mart" (built from
+	// other tables; needs columns and grain).
+	Type        string       `yaml:"type,omitempty"`
+	Description string       `yaml:"description,omitempty"`
+	Source      *TableSource `yaml:"source,omitempty"`
+	Columns     []Column     `yaml:"columns,omitempty"`
+	// Partition entries: col, year(col), month(col), day(col), hour(col),
+	// bucket(N, col), truncate(W, col); see ParsePartition.
+	Partition      []string  `yaml:"partition,omitempty"`
+	JoinKeys       []JoinKey `yaml:"join_keys,omitempty"`
+	WrittenBy      string    `yaml:"written_by,omitempty"`
+	Grain          []string  `yaml:"grain,omitempty"`
+	SumSafeColumns []string  `yaml:"sum_safe_columns,omitempty"`
+	Load           LoadSpec  `yaml:"load,omitempty"`
+	Checks         []Check   `yaml:"checks,omitempty"`
+	// ControlColumns are summed on both sides by gate 4; default: every
+	// integer and decimal column.
+	ControlColumns []string `yaml:"control_columns,omitempty"`
+}
+
+// TableSource says which files of which source feed a table.
+type TableSource struct {
+	Name string `yaml:"name"`
+	// Files is a glob (or several) relative to the source path.
+	Files []string `yaml:"files,omitempty"`
+	// Format: csv, ndjson or parquet; default from the file extension.
+	Format string `yaml:"format,omitempty"`
+	CSV    CSV    `yaml:"csv,omitempty"`
+	// NullTokens are values read as null (default: "", "NULL", "null", "\N").
+	NullTokens []string `yaml:"null_tokens,omitempty"`
+}
+
+// CSV options; zero values mean "detect".
+type CSV struct {
+	Delimiter string `yaml:"delimiter,omitempty"`
+	Quote     string `yaml:"quote,omitempty"`
+	// Header: "auto" (default), "yes" or "no".
+	Header string `yaml:"header,omitempty"`
+}
+
+// Column is one column of a table.
+type Column struct {
+	Name string `yaml:"name"`
+	// Type: string, int, long, double, decimal(p,s), date, timestamp,
+	// timestamptz, boolean, binary (bigint, float and bool are accepted as
+	// long, double and boolean); see ParseType. Empty: inferred from a sample.
+	Type     string `yaml:"type,omitempty"`
+	Required bool   `yaml:"required,omitempty"`
+	// SourceName is the header in the file when it differs from Name.
+	SourceName string `yaml:"source_name,omitempty"`
+	// Formats lists the date/timestamp layouts accepted, in order
+	// (yyyy-MM-dd, yyyy/M/d, yyyyMMdd, dd.MM.yyyy, …); default: ISO forms.
+	Formats []string `yaml:"formats,omitempty"`
+	// Normalize names the fixes applied before casting: trim, upper, lower,
+	// zero_pad:N, trailing_minus, thousands:",", decimal_comma.
+	Normalize   []string `yaml:"normalize,omitempty"`
+	Sensitive   bool     `yaml:"sensitive,omitempty"`
+	Description string   `yaml:"description,omitempty"`
+}
+
+// JoinKey relates a column to a column of another table.
+type JoinKey struct {
+	Column     string `yaml:"column"`
+	References string `yaml:"references"` // table.column
+}
+
+// LoadSpec is how a table is loaded (the load: block of a table). It is not
+// called Load because the package function Load reads a plan.
+type LoadSpec struct {
+	// Mode: full (default) or incremental.
+	Mode string `yaml:"mode,omitempty"`
+	// Keys is the primary key; unique within a load. Key columns are
+	// required (not null) whether or not they say so.
+	Keys []string `yaml:"keys,omitempty"`
+	// Watermark is the column whose maximum is committed with the data.
+	Watermark string `yaml:"watermark,omitempty"`
+}
+
+// Check is a data-quality rule declared for a table.
+type Check struct {
+	Name   string   `yaml:"name,omitempty"`
+	Rule   string   `yaml:"rule"` // not_null, unique, range, regex, allowed, max_length
+	Column string   `yaml:"column,omitempty"`
+	Min    *float64 `yaml:"min,omitempty"`
+	Max    *float64 `yaml:"max,omitempty"`
+	Values []string `yaml:"values,omitempty"`
+	Regex  string   `yaml:"regex,omitempty"`
+	Length int      `yaml:"length,omitempty"`
+}
+
+// QualityIssue is a finding of profiling, with its impact.
+type QualityIssue struct {
+	Table  string `yaml:"table,omitempty"`
+	Column string `yaml:"column,omitempty"`
+	Issue  string `yaml:"issue"`
+	Impact string `yaml:"impact,omitempty"`
+	Fix    string `yaml:"fix,omitempty"`
+}
+
+// ETL carries limits for the runner.
+type ETL struct {
+	Tool string `yaml:"tool,omitempty"`
+	// MaxParallelReads caps concurrent source reads; 0 means the default.
+	MaxParallelReads int `yaml:"max_parallel_reads,omitempty"`
+	// ErrorBudget is the fraction of rows (0 to 1) that may be quarantined.
+	ErrorBudget float64 `yaml:"error_budget,omitempty"`
+}
+
+// Downstream names who reads the lake.
+type Downstream struct {
+	Consumer string   `yaml:"consumer,omitempty"` // bi, c360, ml, unknown
+	Tools    []string `yaml:"tools,omitempty"`
+}
+
+// Owner routes exceptions to a person.
+type Owner struct {
+	Name   string `yaml:"name"`
+	Email  string `yaml:"email,omitempty"`
+	Table  string `yaml:"table,omitempty"`
+	Column string `yaml:"column,omitempty"`
+	Rule   string `yaml:"rule,omitempty"`
+	// Deadline is how long an exception may stay open before it is overdue:
+	// a duration such as 48h, 2d or 1w; see Owner.DeadlineAfter.
+	Deadline string `yaml:"deadline,omitempty"`
+	// Default marks the one owner who gets every exception no other owner
+	// routes (by table, column or rule).
+	Default bool `yaml:"default,omitempty"`
+}
+
+// Schedule is when the plan runs unattended.
+type Schedule struct {
+	// Cron is a five-field cron expression or @daily, @hourly, ….
+	Cron string `yaml:"cron,omitempty"`
+	// Timezone is an IANA zone name (Europe/Berlin); empty means UTC.
+	Timezone string `yaml:"timezone,omitempty"`
+	Window   string `yaml:"window,omitempty"`   // "HH:MM-HH:MM"
+	Deadline string `yaml:"deadline,omitempty"` // "HH:MM" in Timezone
+}
+
+// Gates records the human answers.
+type Gates struct {
+	Scope     *Approval `yaml:"scope,omitempty"`
+	DataModel *Approval `yaml:"data_model,omitempty"`
+}
+
+// Approval is a recorded human decision.
+type Approval struct {
+	ApprovedBy string `yaml:"approved_by"`
+	ApprovedAt string `yaml:"approved_at"`
+	PlanHash   string `yaml:"plan_hash,omitempty"`
+}

@@ -1,0 +1,198 @@
+package plan
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Clock is a time of day, 00:00 to 23:59.
+type Clock struct{ Hour, Minute int }
+
+// String is "HH:MM".
+func (c Clock) String() string { return fmt.Sprintf("%02d:%02d", c.Hour, c.Minute) }
+
+// Minutes is the number of minutes since midnight.
+func (c Clock) Minutes() int { return c.Hour*60 + c.Minute }
+
+// ParseClock reads "HH:MM" in 24-hour time (00:00 to 23:59; one-digit hours
+// such as 7:30 are accepted).
+func ParseClock(s string) (Clock, error) {
+	h, m, ok := strings.Cut(strings.TrimSpace(s), ":")
+	bad := fmt.Errorf("%q is not a time of day; write HH:MM in 24-hour time, e.g. 06:30", s)
+	if !ok || len(h) < 1 || len(h) > 2 || len(m) != 2 {
+		return Clock{}, bad
+	}
+	hh, err1 := strconv.Atoi(h)
+	mm, err2 := strconv.Atoi(m)
+	if err1 != nil || err2 != nil || h[0] == '+' || h[0] == '-' || m[0] == '+' || m[0] == '-' {
+		return Clock{}, bad
+	}
+	if hh > 23 || mm > 59 {
+		return Clock{}, fmt.Errorf("%q is out of range; use 00:00 to 23:59", s)
+	}
+	return Clock{hh, mm}, nil
+}
+
+// ParseWindow reads "HH:MM-HH:MM". The window may cross midnight
+// (22:00-04:00); start and end must differ.
+func ParseWindow(s string) (start, end Clock, err error) {
+	a, b, ok := strings.Cut(s, "-")
+	if !ok {
+		return Clock{}, Clock{}, fmt.Errorf("%q is not a window; write HH:MM-HH:MM in 24-hour time, e.g. 01:00-05:00 (it may cross midnight: 22:00-04:00)", s)
+	}
+	if start, err = ParseClock(a); err != nil {
+		return Clock{}, Clock{}, fmt.Errorf("window %q: start %w", s, err)
+	}
+	if end, err = ParseClock(b); err != nil {
+		return Clock{}, Clock{}, fmt.Errorf("window %q: end %w", s, err)
+	}
+	if start == end {
+		return Clock{}, Clock{}, fmt.Errorf("window %q is empty: start and end are the same", s)
+	}
+	return start, end, nil
+}
+
+// Location loads the schedule's time zone; UTC when Timezone is empty.
+func (s Schedule) Location() (*time.Location, error) {
+	if s.Timezone == "" {
+		return time.UTC, nil
+	}
+	if s.Timezone == "Local" {
+		return nil, fmt.Errorf(`time zone "Local" depends on the machine; name the zone, e.g. Europe/Berlin or UTC`)
+	}
+	loc, err := time.LoadLocation(s.Timezone)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a known time zone; use an IANA name such as Europe/Berlin, America/New_York or UTC", s.Timezone)
+	}
+	return loc, nil
+}
+
+// DeadlineAfter parses Owner.Deadline: how long an open exception may wait
+// before it is overdue, as a Go duration (90m, 48h, 1h30m) or whole days or
+// weeks (2d, 1w). Empty gives 0, meaning no deadline.
+func (o Owner) DeadlineAfter() (time.Duration, error) {
+	return parseSpan(o.Deadline)
+}
+
+func parseSpan(s string) (time.Duration, error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, nil
+	}
+	bad := fmt.Errorf("%q is not a duration; write e.g. 4h, 48h, 2d or 1w", s)
+	var d time.Duration
+	var err error
+	switch {
+	case strings.HasSuffix(t, "d") || strings.HasSuffix(t, "w"):
+		n, err := strconv.Atoi(t[:len(t)-1])
+		if err != nil || n > 3650 {
+			return 0, bad
+		}
+		unit := 24 * time.Hour
+		if strings.HasSuffix(t, "w") {
+			unit *= 7
+		}
+		d = time.Duration(n) * unit
+	default:
+		if d, err = time.ParseDuration(t); err != nil {
+			return 0, bad
+		}
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%q: a deadline must be longer than zero", s)
+	}
+	return d, nil
+}
+
+// Cron.
+
+var cronDescriptors = []string{"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
+
+type cronField struct {
+	name     string
+	min, max int
+	names    []string // index + min = value
+}
+
+var cronFields = []cronField{
+	{name: "minute", min: 0, max: 59},
+	{name: "hour", min: 0, max: 23},
+	{name: "day of month", min: 1, max: 31},
+	{name: "month", min: 1, max: 12, names: []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}},
+	{name: "day of week", min: 0, max: 7, names: []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}},
+}
+
+const cronHelp = `use five fields "minute hour day-of-month month day-of-week", e.g. "0 2 * * *" (02:00 every day), or @daily, @hourly, @weekly, @monthly`
+
+// CheckCron checks a standard five-field cron expression (with *, lists,
+// ranges, steps and month/day names) or one of @yearly, @annually,
+// @monthly, @weekly, @daily, @midnight, @hourly.
+func CheckCron(expr string) error {
+	e := strings.TrimSpace(expr)
+	if strings.HasPrefix(e, "@") {
+		for _, d := range cronDescriptors {
+			if strings.EqualFold(e, d) {
+				return nil
+			}
+		}
+		return fmt.Errorf("%q is not a cron expression; %s", expr, cronHelp)
+	}
+	parts := strings.Fields(e)
+	if len(parts) != 5 {
+		return fmt.Errorf("%q has %d fields; %s", expr, len(parts), cronHelp)
+	}
+	for i, p := range parts {
+		if err := cronFields[i].check(p); err != nil {
+			return fmt.Errorf("%q: %v; %s", expr, err, cronHelp)
+		}
+	}
+	return nil
+}
+
+func (f cronField) check(s string) error {
+	for _, item := range strings.Split(s, ",") {
+		rng, step, hasStep := strings.Cut(item, "/")
+		if hasStep {
+			n, err := strconv.Atoi(step)
+			if err != nil || n < 1 || n > f.max {
+				return fmt.Errorf("%s: step %q must be from 1 to %d", f.name, step, f.max)
+			}
+		}
+		if rng == "*" {
+			continue
+		}
+		lo, hi, isRange := strings.Cut(rng, "-")
+		a, err := f.value(lo)
+		if err != nil {
+			return err
+		}
+		if isRange {
+			b, err := f.value(hi)
+			if err != nil {
+				return err
+			}
+			if b < a {
+				return fmt.Errorf("%s: range %q runs backwards", f.name, rng)
+			}
+		}
+	}
+	return nil
+}
+
+func (f cronField) value(s string) (int, error) {
+	for i, n := range f.names {
+		if strings.EqualFold(s, n) {
+			return i + f.min, nil
+		}
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || s == "" || s[0] == '+' || s[0] == '-' {
+		return 0, fmt.Errorf("%s: %q is not a number", f.name, s)
+	}
+	if n < f.min || n > f.max {
+		return 0, fmt.Errorf("%s %d is out of range %d-%d", f.name, n, f.min, f.max)
+	}
+	return n, nil
+}

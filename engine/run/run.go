@@ -1,0 +1,952 @@
+// Package run loads the tables of a plan: source → clean → checks → sink,
+// with one atomic commit per table per run and exact row accounting:
+// rows_read = rows_loaded + rows_quarantined + rows_skipped.
+package run
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/lima-lake/lima/engine/clean"
+	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/engine/sink"
+	"github.com/lima-lake/lima/engine/source"
+	"github.com/lima-lake/lima/engine/source/files"
+)
+
+// Statuses of a table load.
+const (
+	StatusLoaded        = "loaded"
+	StatusAlreadyLoaded = "already_loaded"
+	StatusNothingToLoad = "nothing_to_load"
+	StatusFailed        = "failed"
+)
+
+// Skip reasons: the only reasons a row read is neither loaded nor held back.
+const (
+	SkipHeader         = "header"
+	SkipBlank          = "blank_line"
+	SkipBelowWatermark = "at_or_below_watermark"
+)
+
+// Rule ids of held-back rows besides clean's cell rules.
+const (
+	RuleMalformed = "malformed_row"
+	RuleUnique    = "unique"
+	RuleFile      = "unreadable_file"
+)
+
+// Options of a load.
+type Options struct {
+	// Workspace is the folder holding platform.yaml; relative source paths
+	// resolve against it.
+	Workspace  string
+	Plan       *plan.Plan
+	Sink       sink.Sink
+	Quarantine Quarantine
+	// Tables limits the run to these tables (all when empty).
+	Tables []string
+	// FullRefresh reloads even when the input was already loaded.
+	FullRefresh bool
+	RunID       string
+	// BatchRows per Arrow record batch (default 8192).
+	BatchRows int
+	// Progress, when set, receives live counters.
+	Progress *Progress
+	Alloc    memory.Allocator
+	// SampleRows used to infer untyped columns (default 10,000).
+	SampleRows int
+}
+
+// FileResult is what happened to one input file.
+type FileResult struct {
+	Name         string `json:"name"`
+	OriginalName string `json:"original_name,omitempty"`
+	Bytes        int64  `json:"bytes"`
+	RowsRead     int64  `json:"rows_read"`
+	Status       string `json:"status"` // read, unreadable
+	Error        string `json:"error,omitempty"`
+}
+
+// TableResult is the outcome of one table.
+type TableResult struct {
+	Name            string
+	Mode            string
+	LoadID          string
+	Status          string
+	Commit          sink.Commit
+	WatermarkBefore string
+	WatermarkAfter  string
+	RowsRead        int64
+	RowsLoaded      int64
+	RowsQuarantined int64
+	RowsSkipped     int64
+	SkippedBy       map[string]int64
+	QuarantinedBy   map[string]int64
+	Files           []FileResult
+	FileExceptions  []Exception
+	// Exceptions are the first held-back rows (up to 100) for the report.
+	Exceptions     []Exception
+	Normalizations []clean.Normalization
+	Source         Stats
+	StagedFiles    int
+	StagedBytes    int64
+	InputBytes     int64
+	Started        time.Time
+	Finished       time.Time
+	Err            error
+	// Columns and Types are the resolved schema; Keys the key columns.
+	Columns  []string
+	Types    []plan.Type
+	Required []bool
+	Keys     []string
+	// Partition source columns.
+	PartitionColumns []string
+	Table            sink.Table
+}
+
+// Balanced reports whether the conservation identity holds.
+func (t *TableResult) Balanced() bool {
+	return t.RowsRead == t.RowsLoaded+t.RowsQuarantined+t.RowsSkipped
+}
+
+// Result of a run.
+type Result struct {
+	RunID    string
+	Started  time.Time
+	Finished time.Time
+	Tables   []*TableResult
+}
+
+// Progress holds live counters, safe for concurrent reads.
+type Progress struct {
+	mu     sync.Mutex
+	tables map[string]*TableProgress
+	order  []string
+}
+
+// TableProgress are one table's live counters.
+type TableProgress struct {
+	Table       string
+	Phase       atomic.Value // string
+	RowsRead    atomic.Int64
+	Loaded      atomic.Int64
+	Quarantined atomic.Int64
+	Bytes       atomic.Int64
+	TotalBytes  atomic.Int64
+	Started     time.Time
+}
+
+func (p *Progress) table(name string) *TableProgress {
+	if p == nil {
+		return &TableProgress{Table: name}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tables == nil {
+		p.tables = map[string]*TableProgress{}
+	}
+	tp := p.tables[name]
+	if tp == nil {
+		tp = &TableProgress{Table: name, Started: time.Now()}
+		tp.Phase.Store("waiting")
+		p.tables[name] = tp
+		p.order = append(p.order, name)
+	}
+	return tp
+}
+
+// Snapshot returns the tables' progress in start order.
+func (p *Progress) Snapshot() []*TableProgress {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]*TableProgress, 0, len(p.order))
+	for _, n := range p.order {
+		out = append(out, p.tables[n])
+	}
+	return out
+}
+
+// Load runs the plan's tables one after the other.
+func Load(ctx context.Context, o Options) (*Result, error) {
+	if o.Plan == nil || o.Sink == nil || o.Quarantine == nil {
+		return nil, errors.New("run: plan, sink and quarantine are required")
+	}
+	if o.BatchRows <= 0 {
+		o.BatchRows = 8192
+	}
+	if o.SampleRows <= 0 {
+		o.SampleRows = 10000
+	}
+	if o.Alloc == nil {
+		o.Alloc = memory.DefaultAllocator
+	}
+	names := o.Plan.TableNames()
+	if len(o.Tables) > 0 {
+		for _, t := range o.Tables {
+			if _, ok := o.Plan.Tables[t]; !ok {
+				return nil, fmt.Errorf("run: no table %q in the plan (tables: %s)", t, strings.Join(names, ", "))
+			}
+		}
+		names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !slices.Contains(o.Tables, n) })
+	}
+	res := &Result{RunID: o.RunID, Started: time.Now().UTC()}
+	for _, name := range names {
+		t := o.Plan.Tables[name]
+		if t.Type != "" && t.Type != "base" {
+			continue
+		}
+		tr := loadTable(ctx, o, name, t)
+		res.Tables = append(res.Tables, tr)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	res.Finished = time.Now().UTC()
+	return res, nil
+}
+
+type resolved struct {
+	cols     []string
+	srcNames []string
+	types    []plan.Type
+	required []bool
+	specs    []clean.ColumnSpec
+}
+
+func (o *Options) sourceFor(t *plan.Table) (source.Source, *plan.Source, error) {
+	if t.Source == nil {
+		return nil, nil, errors.New("table has no source")
+	}
+	s, ok := o.Plan.Sources[t.Source.Name]
+	if !ok {
+		return nil, nil, fmt.Errorf("unknown source %q", t.Source.Name)
+	}
+	switch s.Kind {
+	case "files":
+		root := s.Path
+		if !filepath.IsAbs(root) {
+			root = filepath.Join(o.Workspace, root)
+		}
+		return files.New(root), s, nil
+	}
+	return nil, nil, fmt.Errorf("source %q: kind %q is not supported", t.Source.Name, s.Kind)
+}
+
+func sourceOptions(t *plan.Table, cols []string) source.Options {
+	so := source.Options{Format: t.Source.Format, Header: t.Source.CSV.Header, Columns: cols}
+	if d := t.Source.CSV.Delimiter; d != "" {
+		if d == `\t` || d == "tab" {
+			so.Delimiter = '\t'
+		} else {
+			so.Delimiter = []rune(d)[0]
+		}
+	}
+	if q := t.Source.CSV.Quote; q != "" {
+		so.Quote = []rune(q)[0]
+	}
+	return so
+}
+
+// loadID fingerprints the input: the table's plan, and each file's name,
+// size and modification time. The same input gives the same load id, so a
+// rerun finds its own snapshot and adds nothing.
+func loadID(name, planHash string, units []source.Unit, fullRefresh bool, runID string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "table=%s\nplan=%s\n", name, planHash)
+	for _, u := range units {
+		fmt.Fprintf(h, "%s\x00%d\x00%d\n", u.Name, u.Size, u.ModTime)
+	}
+	if fullRefresh {
+		fmt.Fprintf(h, "refresh=%s\n", runID)
+	}
+	return "ld-" + hex.EncodeToString(h.Sum(nil))[:20]
+}
+
+func tableHash(p *plan.Plan, name string) string {
+	t := p.Tables[name]
+	h := sha256.New()
+	fmt.Fprintf(h, "%+v|%+v|%v|%+v|%+v|%v", *t.Source, t.Columns, t.Partition, t.Load, t.Checks, t.ControlColumns)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *TableResult) {
+	tr = &TableResult{Name: name, Mode: t.Mode(), Started: time.Now().UTC(), SkippedBy: map[string]int64{}, QuarantinedBy: map[string]int64{}}
+	prog := o.Progress.table(name)
+	defer func() {
+		tr.Finished = time.Now().UTC()
+		if tr.Err != nil {
+			tr.Status = StatusFailed
+		}
+		prog.Phase.Store(tr.Status)
+	}()
+	src, _, err := o.sourceFor(t)
+	if err != nil {
+		tr.Err = err
+		return
+	}
+	prog.Phase.Store("listing")
+	units, err := src.List(ctx, t.Source.Files)
+	if err != nil {
+		tr.Err = fmt.Errorf("list %s: %w", t.Source.Name, err)
+		return
+	}
+	for _, u := range units {
+		tr.InputBytes += u.Size
+	}
+	prog.TotalBytes.Store(tr.InputBytes)
+
+	rs, err := resolveColumns(ctx, o, t, src, units)
+	if err != nil {
+		tr.Err = err
+		return
+	}
+	tr.Columns, tr.Types, tr.Required = rs.cols, rs.types, rs.required
+	tr.Keys = t.Load.Keys
+	for _, p := range t.Partition {
+		pf, err := plan.ParsePartition(p)
+		if err == nil {
+			tr.PartitionColumns = append(tr.PartitionColumns, pf.Column)
+		}
+	}
+
+	spec := sink.TableSpec{Name: name, Namespace: o.Plan.Namespace(), Types: rs.types, Required: rs.required}
+	for i, c := range rs.cols {
+		col, _ := t.Column(c)
+		pc := plan.Column{Name: c}
+		if col != nil {
+			pc = *col
+		}
+		pc.Type = rs.types[i].String()
+		spec.Columns = append(spec.Columns, pc)
+	}
+	for _, p := range t.Partition {
+		pf, err := plan.ParsePartition(p)
+		if err != nil {
+			tr.Err = err
+			return
+		}
+		spec.Partition = append(spec.Partition, pf)
+	}
+	prog.Phase.Store("opening table")
+	tbl, err := o.Sink.OpenTable(ctx, spec)
+	if err != nil {
+		tr.Err = err
+		return
+	}
+	tr.Table = tbl
+
+	tr.LoadID = loadID(name, tableHash(o.Plan, name), units, o.FullRefresh, o.RunID)
+	cur, hasCur, err := tbl.Current(ctx)
+	if err != nil {
+		tr.Err = err
+		return
+	}
+	if hasCur {
+		tr.WatermarkBefore = cur.Watermark
+	}
+	// Rerun of the same input: the load is already in the table.
+	if !o.FullRefresh {
+		var found bool
+		var c sink.Commit
+		if tr.Mode == "full" {
+			found, c = hasCur && cur.LoadID == tr.LoadID, cur
+		} else {
+			c, found, err = tbl.FindLoad(ctx, tr.LoadID)
+			if err != nil {
+				tr.Err = err
+				return
+			}
+		}
+		if found {
+			c.AlreadyCommitted = true
+			tr.Commit = c
+			tr.Status = StatusAlreadyLoaded
+			tr.WatermarkAfter = c.Watermark
+			for _, u := range units {
+				tr.Files = append(tr.Files, FileResult{Name: u.Name, OriginalName: u.OriginalName, Bytes: u.Size, Status: "already loaded"})
+			}
+			return
+		}
+	}
+
+	l, err := newLoader(o, tr, t, rs, tbl, prog)
+	if err != nil {
+		tr.Err = err
+		return
+	}
+	defer l.caster.Release()
+
+	// Read and cast on this goroutine's child; the sink consumes batches
+	// from a bounded channel, so memory stays flat whatever the input size.
+	batches := make(chan arrow.RecordBatch, 4)
+	readErr := make(chan error, 1)
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		defer close(batches)
+		readErr <- l.readAll(rctx, src, units, sourceOptions(t, rs.srcNames), batches)
+	}()
+	prog.Phase.Store("loading")
+	seq := func(yield func(arrow.RecordBatch, error) bool) {
+		for b := range batches {
+			if !yield(b, nil) {
+				b.Release()
+				cancel()
+				for b := range batches {
+					b.Release()
+				}
+				return
+			}
+		}
+	}
+	staged, stageErr := tbl.Stage(ctx, seq)
+	cancel()
+	for b := range batches { // drain if Stage stopped early
+		b.Release()
+	}
+	rerr := <-readErr
+	if err := errors.Join(rerr, stageErr); err != nil {
+		if staged != nil {
+			_ = staged.Discard(context.WithoutCancel(ctx))
+		}
+		_ = o.Quarantine.Discard(context.WithoutCancel(ctx), name, tr.LoadID)
+		tr.Err = err
+		return
+	}
+	tr.Source = l.stats.finish()
+	tr.Normalizations = l.caster.Normalizations()
+	tr.RowsLoaded = staged.Rows()
+	tr.StagedFiles, tr.StagedBytes = staged.Files(), staged.Bytes()
+	tr.WatermarkAfter = tr.WatermarkBefore
+	if l.wmSet {
+		tr.WatermarkAfter = clean.FormatCell(rs.types[l.wmCol], l.wm)
+	}
+	// Conservation is a precondition of the commit.
+	if !tr.Balanced() || tr.RowsLoaded != tr.Source.Rows {
+		_ = staged.Discard(context.WithoutCancel(ctx))
+		_ = o.Quarantine.Discard(context.WithoutCancel(ctx), name, tr.LoadID)
+		tr.Err = fmt.Errorf("rows do not balance: read %d ≠ loaded %d + quarantined %d + skipped %d (accepted %d); nothing committed",
+			tr.RowsRead, tr.RowsLoaded, tr.RowsQuarantined, tr.RowsSkipped, tr.Source.Rows)
+		return
+	}
+	if staged.Rows() == 0 && tr.Mode != "full" {
+		_ = staged.Discard(context.WithoutCancel(ctx))
+		if err := o.Quarantine.Publish(ctx, name, tr.LoadID); err != nil {
+			tr.Err = err
+		}
+		tr.Status = StatusNothingToLoad
+		tr.Commit = cur
+		return
+	}
+	prog.Phase.Store("committing")
+	c, err := tbl.Commit(ctx, staged, sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID, Watermark: tr.WatermarkAfter, Replace: tr.Mode == "full"})
+	if err != nil {
+		// The files stay orphaned only if the outcome is unknown; Commit
+		// already looked for the load id, so here nothing is visible.
+		_ = staged.Discard(context.WithoutCancel(ctx))
+		_ = o.Quarantine.Discard(context.WithoutCancel(ctx), name, tr.LoadID)
+		tr.Err = err
+		return
+	}
+	tr.Commit = c
+	if err := o.Quarantine.Publish(ctx, name, tr.LoadID); err != nil {
+		tr.Err = fmt.Errorf("committed snapshot %d but publishing its exceptions failed: %w", c.SnapshotID, err)
+		return
+	}
+	tr.Status = StatusLoaded
+	return
+}
+
+// resolveColumns decides the columns and types: the plan's, inferring any
+// missing type from a sample of up to SampleRows data rows across files.
+func resolveColumns(ctx context.Context, o Options, t *plan.Table, src source.Source, units []source.Unit) (*resolved, error) {
+	rs := &resolved{}
+	var planCols []string
+	for _, c := range t.Columns {
+		planCols = append(planCols, c.Name)
+	}
+	srcNames := func(c plan.Column) string {
+		if c.SourceName != "" {
+			return c.SourceName
+		}
+		return c.Name
+	}
+	needInfer := len(t.Columns) == 0
+	for _, c := range t.Columns {
+		if c.Type == "" {
+			needInfer = true
+		}
+	}
+	var samples map[string][]string
+	var header []string
+	if needInfer {
+		var err error
+		header, samples, err = sample(ctx, src, units, sourceOptions(t, nil), o.SampleRows)
+		if err != nil {
+			return nil, err
+		}
+	}
+	cols := t.Columns
+	if len(cols) == 0 {
+		for _, h := range header {
+			cols = append(cols, plan.Column{Name: sanitizeName(h), SourceName: h})
+		}
+		if len(cols) == 0 {
+			return nil, errors.New("no columns in the plan and none found in the files")
+		}
+	}
+	required := map[string]bool{}
+	for _, c := range t.RequiredColumns() {
+		required[c] = true
+	}
+	var nullTokens []string
+	if t.Source != nil && t.Source.NullTokens != nil {
+		nullTokens = t.Source.NullTokens
+	}
+	for _, c := range cols {
+		var typ plan.Type
+		formats := c.Formats
+		if c.Type != "" {
+			var err error
+			if typ, err = plan.ParseType(c.Type); err != nil {
+				return nil, fmt.Errorf("column %s: %w", c.Name, err)
+			}
+		} else {
+			inf := clean.Infer(samples[srcNames(c)], nullTokens)
+			typ = inf.Type
+			if len(formats) == 0 {
+				formats = inf.Formats
+			}
+		}
+		rs.cols = append(rs.cols, c.Name)
+		rs.srcNames = append(rs.srcNames, srcNames(c))
+		rs.types = append(rs.types, typ)
+		rs.required = append(rs.required, required[c.Name] || c.Required)
+		rs.specs = append(rs.specs, clean.ColumnSpec{Name: c.Name, Type: typ, Required: required[c.Name] || c.Required,
+			Formats: formats, Normalize: c.Normalize, NullTokens: nullTokens})
+	}
+	return rs, nil
+}
+
+func sanitizeName(h string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(h)) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '_':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	s := b.String()
+	if s == "" || (s[0] >= '0' && s[0] <= '9') {
+		s = "c_" + s
+	}
+	return s
+}
+
+// sample reads up to n data rows across units, by column name.
+func sample(ctx context.Context, src source.Source, units []source.Unit, so source.Options, n int) ([]string, map[string][]string, error) {
+	out := map[string][]string{}
+	var header []string
+	got := 0
+	for _, u := range units {
+		if got >= n {
+			break
+		}
+		rd, err := src.Open(ctx, u, so)
+		if err != nil {
+			continue // an unreadable file is reported by the load itself
+		}
+		cols := rd.Columns()
+		if header == nil {
+			header = cols
+		}
+		for got < n {
+			row, err := rd.Next()
+			if err != nil {
+				break
+			}
+			if row.Kind != source.Data {
+				continue
+			}
+			for i, v := range row.Values {
+				if i < len(cols) {
+					if row.Nulls != nil && row.Nulls[i] {
+						v = ""
+					}
+					out[cols[i]] = append(out[cols[i]], v)
+				}
+			}
+			got++
+		}
+		rd.Close()
+	}
+	return header, out, nil
+}
+
+type loader struct {
+	o       Options
+	tr      *TableResult
+	t       *plan.Table
+	rs      *resolved
+	caster  *clean.Caster
+	checks  []clean.RowCheck
+	keyCols []int
+	keys    map[[2]uint64]struct{}
+	seeds   [2]maphash.Seed
+	stats   *statsBuilder
+	prog    *TableProgress
+	wmCol   int
+	wm      clean.Cell
+	wmSet   bool
+	prevWM  clean.Cell
+	hasPrev bool
+	pending []Exception
+	idx     []int
+	vals    []string
+	nulls   []bool
+}
+
+func newLoader(o Options, tr *TableResult, t *plan.Table, rs *resolved, tbl sink.Table, prog *TableProgress) (*loader, error) {
+	caster, err := clean.NewCaster(rs.specs, tbl.Schema(), o.Alloc)
+	if err != nil {
+		return nil, err
+	}
+	l := &loader{o: o, tr: tr, t: t, rs: rs, caster: caster, prog: prog, wmCol: -1,
+		keys: map[[2]uint64]struct{}{}, seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
+	if l.checks, err = clean.CompileChecks(t.Checks, rs.cols, rs.types); err != nil {
+		caster.Release()
+		return nil, err
+	}
+	idx := map[string]int{}
+	for i, c := range rs.cols {
+		idx[c] = i
+	}
+	for _, k := range t.Load.Keys {
+		i, ok := idx[k]
+		if !ok {
+			caster.Release()
+			return nil, fmt.Errorf("key column %s is not a column", k)
+		}
+		l.keyCols = append(l.keyCols, i)
+	}
+	for _, ch := range t.Checks {
+		if ch.Rule == "unique" && len(t.Load.Keys) == 0 {
+			if i, ok := idx[ch.Column]; ok {
+				l.keyCols = append(l.keyCols, i)
+			}
+		}
+	}
+	var sumCols, minmax []int
+	control := t.ControlColumns
+	if len(control) == 0 {
+		for i, c := range rs.cols {
+			switch rs.types[i].Kind {
+			case plan.Int, plan.Long, plan.Decimal, plan.Double:
+				if !slices.Contains(t.Load.Keys, c) {
+					control = append(control, c)
+				}
+			}
+		}
+	}
+	for _, c := range control {
+		if i, ok := idx[c]; ok {
+			sumCols = append(sumCols, i)
+		}
+	}
+	for _, c := range tr.PartitionColumns {
+		if i, ok := idx[c]; ok && !slices.Contains(minmax, i) {
+			minmax = append(minmax, i)
+		}
+	}
+	if t.Load.Watermark != "" {
+		i, ok := idx[t.Load.Watermark]
+		if !ok {
+			caster.Release()
+			return nil, fmt.Errorf("watermark column %s is not a column", t.Load.Watermark)
+		}
+		l.wmCol = i
+		if !slices.Contains(minmax, i) {
+			minmax = append(minmax, i)
+		}
+		if tr.Mode == "incremental" && tr.WatermarkBefore != "" && !o.FullRefresh {
+			prev, err := parseCanonical(rs.types[i], tr.WatermarkBefore)
+			if err != nil {
+				caster.Release()
+				return nil, fmt.Errorf("previous watermark %q: %w", tr.WatermarkBefore, err)
+			}
+			l.prevWM, l.hasPrev = prev, true
+		}
+	}
+	seed := uint64(0)
+	for _, b := range []byte(tr.LoadID) {
+		seed = seed*131 + uint64(b)
+	}
+	l.stats = newStatsBuilder(rs.cols, rs.types, sumCols, minmax, l.keyCols, seed)
+	return l, nil
+}
+
+// parseCanonical parses a value written by clean.FormatCell.
+func parseCanonical(t plan.Type, s string) (clean.Cell, error) {
+	spec := clean.ColumnSpec{Name: "watermark", Type: t, NullTokens: []string{}}
+	switch t.Kind {
+	case plan.Date:
+		spec.Formats = []string{"yyyy-MM-dd"}
+	case plan.Timestamp:
+		spec.Formats = []string{"yyyy-MM-ddTHH:mm:ss.SSSSSS"}
+	case plan.TimestampTZ:
+		spec.Formats = []string{"yyyy-MM-ddTHH:mm:ss.SSSSSSXXX"}
+	}
+	sc := arrow.NewSchema([]arrow.Field{{Name: "watermark", Type: clean.ArrowType(t), Nullable: true}}, nil)
+	c, err := clean.NewCaster([]clean.ColumnSpec{spec}, sc, memory.DefaultAllocator)
+	if err != nil {
+		return clean.Cell{}, err
+	}
+	defer c.Release()
+	if errs := c.Cast([]string{s}, nil); errs != nil {
+		return clean.Cell{}, errors.New(errs[0].Reason)
+	}
+	return c.Cells()[0], nil
+}
+
+func (l *loader) hold(ctx context.Context, e Exception) error {
+	l.tr.RowsQuarantined++
+	l.prog.Quarantined.Add(1)
+	for _, r := range e.Rules() {
+		l.tr.QuarantinedBy[r]++
+	}
+	if len(l.tr.Exceptions) < 100 {
+		l.tr.Exceptions = append(l.tr.Exceptions, e)
+	}
+	l.pending = append(l.pending, e)
+	if len(l.pending) >= 1024 {
+		return l.flush(ctx)
+	}
+	return nil
+}
+
+func (l *loader) flush(ctx context.Context) error {
+	if len(l.pending) == 0 {
+		return nil
+	}
+	err := l.o.Quarantine.Hold(ctx, l.pending)
+	l.pending = l.pending[:0]
+	return err
+}
+
+func (l *loader) skip(reason string) {
+	l.tr.RowsSkipped++
+	l.tr.SkippedBy[reason]++
+}
+
+func (l *loader) readAll(ctx context.Context, src source.Source, units []source.Unit, so source.Options, out chan<- arrow.RecordBatch) error {
+	emit := func() error {
+		if l.caster.Len() == 0 {
+			return nil
+		}
+		b := l.caster.NewBatch()
+		select {
+		case out <- b:
+			return nil
+		case <-ctx.Done():
+			b.Release()
+			return ctx.Err()
+		}
+	}
+	for _, u := range units {
+		fr, err := l.readUnit(ctx, src, u, so, emit)
+		l.tr.Files = append(l.tr.Files, fr)
+		if err != nil {
+			return err
+		}
+	}
+	if err := emit(); err != nil {
+		return err
+	}
+	return l.flush(ctx)
+}
+
+// readUnit reads one file. A unit-level failure becomes a file exception
+// and the load goes on; rows already read from it stay accounted for.
+func (l *loader) readUnit(ctx context.Context, src source.Source, u source.Unit, so source.Options, emit func() error) (FileResult, error) {
+	fr := FileResult{Name: u.Name, OriginalName: u.OriginalName, Bytes: u.Size, Status: "read"}
+	fileErr := func(err error) (FileResult, error) {
+		fr.Status, fr.Error = "unreadable", err.Error()
+		e := Exception{RunID: l.o.RunID, LoadID: l.tr.LoadID, Table: l.tr.Name, Level: "file",
+			Loc:    source.Locator{Unit: u.Name, Row: fr.RowsRead},
+			Errors: []clean.CellError{{Rule: RuleFile, Reason: err.Error()}}}
+		l.tr.FileExceptions = append(l.tr.FileExceptions, e)
+		return fr, l.o.Quarantine.Hold(ctx, []Exception{e})
+	}
+	rd, err := src.Open(ctx, u, so)
+	if err != nil {
+		return fileErr(err)
+	}
+	defer rd.Close()
+	if err := l.checkHeader(rd.Columns(), so); err != nil {
+		return fileErr(err)
+	}
+	for n := 0; ; n++ {
+		if n&1023 == 0 && ctx.Err() != nil {
+			return fr, ctx.Err()
+		}
+		row, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fileErr(err)
+		}
+		fr.RowsRead++
+		l.tr.RowsRead++
+		l.prog.RowsRead.Add(1)
+		l.prog.Bytes.Add(int64(len(row.Raw) + 1))
+		switch row.Kind {
+		case source.Header:
+			l.skip(SkipHeader)
+			continue
+		case source.Blank:
+			l.skip(SkipBlank)
+			continue
+		case source.Malformed:
+			if err := l.hold(ctx, Exception{RunID: l.o.RunID, LoadID: l.tr.LoadID, Table: l.tr.Name, Level: "row", Loc: row.Loc, Raw: string(row.Raw),
+				Errors: []clean.CellError{{Rule: RuleMalformed, Reason: row.Reason}}}); err != nil {
+				return fr, err
+			}
+			continue
+		}
+		if err := l.row(ctx, row); err != nil {
+			return fr, err
+		}
+		if l.caster.Len() >= l.o.BatchRows {
+			if err := emit(); err != nil {
+				return fr, err
+			}
+		}
+	}
+	return fr, nil
+}
+
+// checkHeader verifies a file has every column the plan reads.
+func (l *loader) checkHeader(cols []string, so source.Options) error {
+	pos := map[string]int{}
+	for j, c := range cols {
+		k := strings.ToLower(strings.TrimSpace(c))
+		if _, ok := pos[k]; !ok {
+			pos[k] = j
+		}
+	}
+	var missing []string
+	l.idx = l.idx[:0]
+	for _, want := range l.rs.srcNames {
+		j, ok := pos[strings.ToLower(want)]
+		if !ok {
+			missing = append(missing, want)
+		}
+		l.idx = append(l.idx, j)
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return fmt.Errorf("columns missing from the file: %s (found: %s)", strings.Join(missing, ", "), strings.Join(cols, ", "))
+	}
+	return nil
+}
+
+// row casts, checks and accepts or holds one data row. Fields are matched
+// to the plan's columns by name.
+func (l *loader) row(ctx context.Context, row source.Row) error {
+	vals, nulls := l.project(row)
+	errs := l.caster.Cast(vals, nulls)
+	cells := l.caster.Cells()
+	var all []clean.CellError
+	if errs != nil {
+		all = append(all, errs...)
+	} else {
+		all = clean.Evaluate(l.checks, cells, vals, all)
+	}
+	var key [2]uint64
+	if len(all) == 0 && len(l.keyCols) > 0 {
+		var h1, h2 maphash.Hash
+		h1.SetSeed(l.seeds[0])
+		h2.SetSeed(l.seeds[1])
+		for _, i := range l.keyCols {
+			s := clean.FormatCell(l.rs.types[i], cells[i])
+			h1.WriteString(s)
+			h1.WriteByte(0)
+			h2.WriteString(s)
+			h2.WriteByte(0)
+		}
+		key = [2]uint64{h1.Sum64(), h2.Sum64()}
+		if _, dup := l.keys[key]; dup {
+			var kv []string
+			for _, i := range l.keyCols {
+				kv = append(kv, l.rs.cols[i]+"="+clean.FormatCell(l.rs.types[i], cells[i]))
+			}
+			all = append(all, clean.CellError{Column: l.rs.cols[l.keyCols[0]], Value: strings.Join(kv, ","), Rule: RuleUnique,
+				Reason: "duplicate key " + strings.Join(kv, ", ") + " (an earlier row of this load has it)"})
+		}
+	}
+	if len(all) > 0 {
+		return l.hold(ctx, Exception{RunID: l.o.RunID, LoadID: l.tr.LoadID, Table: l.tr.Name, Level: "row", Loc: row.Loc, Raw: string(row.Raw), Errors: all})
+	}
+	if l.wmCol >= 0 {
+		c := cells[l.wmCol]
+		if l.hasPrev && (c.Null || compareCells(l.rs.types[l.wmCol], c, l.prevWM) <= 0) {
+			l.skip(SkipBelowWatermark)
+			return nil
+		}
+		if !c.Null && (!l.wmSet || compareCells(l.rs.types[l.wmCol], c, l.wm) > 0) {
+			l.wm, l.wmSet = c, true
+		}
+	}
+	if len(l.keyCols) > 0 {
+		l.keys[key] = struct{}{}
+	}
+	l.stats.add(cells, row.Loc)
+	l.caster.Accept()
+	l.prog.Loaded.Add(1)
+	return nil
+}
+
+// project orders a row's fields as the plan's columns, using the mapping
+// checkHeader built for the current file.
+func (l *loader) project(row source.Row) ([]string, []bool) {
+	if cap(l.vals) < len(l.idx) {
+		l.vals = make([]string, len(l.idx))
+		l.nulls = make([]bool, len(l.idx))
+	}
+	vals, nulls := l.vals[:len(l.idx)], l.nulls[:len(l.idx)]
+	anyNull := false
+	for i, j := range l.idx {
+		vals[i], nulls[i] = "", false
+		if j < len(row.Values) {
+			vals[i] = row.Values[j]
+			if row.Nulls != nil && row.Nulls[j] {
+				nulls[i], anyNull = true, true
+			}
+		} else {
+			nulls[i], anyNull = true, true
+		}
+	}
+	if !anyNull {
+		return vals, nil
+	}
+	return vals, nulls
+}

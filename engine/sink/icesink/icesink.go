@@ -1,0 +1,478 @@
+// Package icesink writes Apache Iceberg tables through iceberg-go, registered
+// in an embedded SQL catalog on SQLite (pure Go). It owns the commit loop:
+// data files are written once; the commit is retried with bounded, jittered
+// backoff, and before every retry the table is reloaded and searched for the
+// load id, so a commit whose outcome was unknown is never applied twice.
+package icesink
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"iter"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	_ "modernc.org/sqlite" // pure-Go SQLite driver "sqlite"
+
+	"github.com/lima-lake/lima/engine/clean"
+	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/engine/sink"
+)
+
+// Options configure the sink.
+type Options struct {
+	// CatalogPath is the SQLite catalog file (created 0600 in a 0700 folder).
+	CatalogPath string
+	// Warehouse is the lake folder (absolute) or a URI.
+	Warehouse string
+	// MaxAttempts bounds commit attempts (default 6).
+	MaxAttempts int
+	// BaseBackoff is the first retry delay (default 50ms), doubled each
+	// attempt with full jitter.
+	BaseBackoff time.Duration
+	// WrapCatalog, when set, wraps the catalog the commit goes through; tests
+	// use it to inject commit failures.
+	WrapCatalog func(table.CatalogIO) table.CatalogIO
+	// TargetFileSize of data files in bytes (default 128 MiB).
+	TargetFileSize int64
+}
+
+// Sink is an Iceberg sink on a SQL catalog.
+type Sink struct {
+	opts Options
+	db   *sql.DB
+	cat  *sqlcat.Catalog
+}
+
+var _ sink.Sink = (*Sink)(nil)
+
+// Open opens (creating if needed) the catalog.
+func Open(ctx context.Context, o Options) (*Sink, error) {
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 6
+	}
+	if o.BaseBackoff <= 0 {
+		o.BaseBackoff = 50 * time.Millisecond
+	}
+	if o.TargetFileSize <= 0 {
+		o.TargetFileSize = 128 << 20
+	}
+	if err := os.MkdirAll(filepath.Dir(o.CatalogPath), 0o700); err != nil {
+		return nil, fmt.Errorf("catalog folder: %w", err)
+	}
+	if f, err := os.OpenFile(o.CatalogPath, os.O_CREATE|os.O_RDWR, 0o600); err != nil {
+		return nil, fmt.Errorf("catalog file: %w", err)
+	} else {
+		f.Close()
+	}
+	warehouse := o.Warehouse
+	if !strings.Contains(warehouse, "://") {
+		abs, err := filepath.Abs(warehouse)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return nil, fmt.Errorf("warehouse: %w", err)
+		}
+		warehouse = "file://" + abs
+	}
+	dsn := "file:" + o.CatalogPath + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	db.SetMaxOpenConns(1)
+	cat, err := sqlcat.NewCatalog("lima", db, sqlcat.SQLite, iceberg.Properties{"warehouse": warehouse})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	return &Sink{opts: o, db: db, cat: cat}, nil
+}
+
+// Catalog exposes the underlying iceberg-go catalog (teardown, tests).
+func (s *Sink) Catalog() catalog.Catalog { return s.cat }
+
+// Close closes the catalog.
+func (s *Sink) Close() error { return s.db.Close() }
+
+// IcebergType maps a plan type to an Iceberg type.
+func IcebergType(t plan.Type) iceberg.Type {
+	switch t.Kind {
+	case plan.Int:
+		return iceberg.PrimitiveTypes.Int32
+	case plan.Long:
+		return iceberg.PrimitiveTypes.Int64
+	case plan.Double:
+		return iceberg.PrimitiveTypes.Float64
+	case plan.Decimal:
+		return iceberg.DecimalTypeOf(t.Precision, t.Scale)
+	case plan.Date:
+		return iceberg.PrimitiveTypes.Date
+	case plan.Timestamp:
+		return iceberg.PrimitiveTypes.Timestamp
+	case plan.TimestampTZ:
+		return iceberg.PrimitiveTypes.TimestampTz
+	case plan.Boolean:
+		return iceberg.PrimitiveTypes.Bool
+	case plan.Binary:
+		return iceberg.PrimitiveTypes.Binary
+	}
+	return iceberg.PrimitiveTypes.String
+}
+
+func transformOf(p plan.PartitionField) (iceberg.Transform, error) {
+	switch p.Transform {
+	case "", "identity":
+		return iceberg.IdentityTransform{}, nil
+	case "year":
+		return iceberg.YearTransform{}, nil
+	case "month":
+		return iceberg.MonthTransform{}, nil
+	case "day":
+		return iceberg.DayTransform{}, nil
+	case "hour":
+		return iceberg.HourTransform{}, nil
+	case "bucket":
+		return iceberg.BucketTransform{NumBuckets: p.Param}, nil
+	case "truncate":
+		return iceberg.TruncateTransform{Width: p.Param}, nil
+	}
+	return nil, fmt.Errorf("unknown partition transform %q", p.Transform)
+}
+
+func partitionName(p plan.PartitionField) string {
+	switch p.Transform {
+	case "", "identity":
+		return p.Column
+	case "bucket", "truncate":
+		return fmt.Sprintf("%s_%s_%d", p.Column, p.Transform, p.Param)
+	}
+	return p.Column + "_" + p.Transform
+}
+
+// Schema builds the Iceberg schema of a spec, field ids 1..n in column order.
+func Schema(spec sink.TableSpec) *iceberg.Schema {
+	fields := make([]iceberg.NestedField, len(spec.Columns))
+	for i, c := range spec.Columns {
+		fields[i] = iceberg.NestedField{ID: i + 1, Name: c.Name, Type: IcebergType(spec.Types[i]), Required: spec.Required[i], Doc: c.Description}
+	}
+	return iceberg.NewSchema(0, fields...)
+}
+
+// OpenTable loads the table, creating its namespace and the table when
+// missing. An existing table whose columns differ from the plan is an error
+// (schema evolution is explicit, not silent).
+func (s *Sink) OpenTable(ctx context.Context, spec sink.TableSpec) (sink.Table, error) {
+	ns := table.Identifier{spec.Namespace}
+	ident := table.Identifier{spec.Namespace, spec.Name}
+	if ok, err := s.cat.CheckNamespaceExists(ctx, ns); err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	} else if !ok {
+		if err := s.cat.CreateNamespace(ctx, ns, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
+			return nil, fmt.Errorf("catalog: create namespace %s: %w", spec.Namespace, err)
+		}
+	}
+	sc := Schema(spec)
+	tbl, err := s.cat.LoadTable(ctx, ident)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		opts := []iceberg.PartitionOption{}
+		for _, p := range spec.Partition {
+			tr, err := transformOf(p)
+			if err != nil {
+				return nil, err
+			}
+			f, ok := sc.FindFieldByName(p.Column)
+			if !ok {
+				return nil, fmt.Errorf("partition column %s is not a column", p.Column)
+			}
+			opts = append(opts, iceberg.AddPartitionFieldBySourceID(f.ID, partitionName(p), tr, sc, nil))
+		}
+		ps, err := iceberg.NewPartitionSpecOpts(opts...)
+		if err != nil {
+			return nil, fmt.Errorf("partition spec: %w", err)
+		}
+		tbl, err = s.cat.CreateTable(ctx, ident, sc,
+			catalog.WithPartitionSpec(&ps),
+			catalog.WithProperties(iceberg.Properties{
+				table.ParquetCompressionKey: "zstd",
+				"lima.managed":              "true",
+			}))
+		if err != nil && errors.Is(err, catalog.ErrTableAlreadyExists) {
+			tbl, err = s.cat.LoadTable(ctx, ident)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("create table %s: %w", strings.Join(ident, "."), err)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("load table %s: %w", strings.Join(ident, "."), err)
+	}
+	if err := sameColumns(tbl.Schema(), sc); err != nil {
+		return nil, fmt.Errorf("table %s: %w", strings.Join(ident, "."), err)
+	}
+	asc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
+	if err != nil {
+		return nil, err
+	}
+	return &Table{s: s, ident: ident, arrow: asc}, nil
+}
+
+func sameColumns(have, want *iceberg.Schema) error {
+	hf, wf := have.Fields(), want.Fields()
+	if len(hf) != len(wf) {
+		return fmt.Errorf("the lake table has %d columns, the plan %d; change the table explicitly (schema evolution is not automatic)", len(hf), len(wf))
+	}
+	for i := range hf {
+		if hf[i].Name != wf[i].Name || !hf[i].Type.Equals(wf[i].Type) {
+			return fmt.Errorf("column %d is %s %s in the lake but %s %s in the plan", i+1, hf[i].Name, hf[i].Type, wf[i].Name, wf[i].Type)
+		}
+	}
+	return nil
+}
+
+// Table is an open Iceberg table.
+type Table struct {
+	s     *Sink
+	ident table.Identifier
+	arrow *arrow.Schema
+}
+
+var (
+	_ sink.Table   = (*Table)(nil)
+	_ sink.Scanner = (*Table)(nil)
+)
+
+// Schema is the Arrow schema, with Iceberg field ids.
+func (t *Table) Schema() *arrow.Schema { return t.arrow }
+
+// Ident is the catalog identifier.
+func (t *Table) Ident() table.Identifier { return t.ident }
+
+func (t *Table) load(ctx context.Context) (*table.Table, error) {
+	tbl, err := t.s.cat.LoadTable(ctx, t.ident)
+	if err != nil {
+		return nil, err
+	}
+	if t.s.opts.WrapCatalog != nil {
+		inner := tbl
+		tbl = table.New(inner.Identifier(), inner.Metadata(), inner.MetadataLocation(),
+			func(ctx context.Context) (icebergio.IO, error) { return inner.FS(ctx) }, t.s.opts.WrapCatalog(t.s.cat))
+	}
+	return tbl, nil
+}
+
+// Load returns a fresh iceberg-go handle of the table.
+func (t *Table) Load(ctx context.Context) (*table.Table, error) { return t.load(ctx) }
+
+func commitOf(s *table.Snapshot) sink.Commit {
+	c := sink.Commit{SnapshotID: s.SnapshotID}
+	if s.Summary != nil {
+		c.LoadID = s.Summary.Properties[sink.PropLoadID]
+		c.RunID = s.Summary.Properties[sink.PropRunID]
+		c.Watermark = s.Summary.Properties[sink.PropWatermark]
+	}
+	return c
+}
+
+func findLoad(tbl *table.Table, loadID string) (sink.Commit, bool) {
+	snaps := tbl.Metadata().Snapshots()
+	for i := len(snaps) - 1; i >= 0; i-- {
+		if snaps[i].Summary != nil && snaps[i].Summary.Properties[sink.PropLoadID] == loadID {
+			return commitOf(&snaps[i]), true
+		}
+	}
+	return sink.Commit{}, false
+}
+
+// FindLoad looks for a snapshot carrying loadID.
+func (t *Table) FindLoad(ctx context.Context, loadID string) (sink.Commit, bool, error) {
+	tbl, err := t.load(ctx)
+	if err != nil {
+		return sink.Commit{}, false, err
+	}
+	c, ok := findLoad(tbl, loadID)
+	return c, ok, nil
+}
+
+// Current returns the current snapshot's commit.
+func (t *Table) Current(ctx context.Context) (sink.Commit, bool, error) {
+	tbl, err := t.load(ctx)
+	if err != nil {
+		return sink.Commit{}, false, err
+	}
+	s := tbl.CurrentSnapshot()
+	if s == nil {
+		return sink.Commit{}, false, nil
+	}
+	return commitOf(s), true, nil
+}
+
+type staged struct {
+	t     *Table
+	files []iceberg.DataFile
+	rows  int64
+	bytes int64
+}
+
+func (s *staged) Rows() int64  { return s.rows }
+func (s *staged) Files() int   { return len(s.files) }
+func (s *staged) Bytes() int64 { return s.bytes }
+
+func (s *staged) Discard(ctx context.Context) error {
+	tbl, err := s.t.load(ctx)
+	if err != nil {
+		return err
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, f := range s.files {
+		if err := fs.Remove(f.FilePath()); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	s.files = nil
+	return errors.Join(errs...)
+}
+
+// Stage writes the batches into data files under the table's data folder.
+// They are not visible until Commit.
+func (t *Table) Stage(ctx context.Context, batches iter.Seq2[arrow.RecordBatch, error]) (sink.Staged, error) {
+	tbl, err := t.s.cat.LoadTable(ctx, t.ident)
+	if err != nil {
+		return nil, err
+	}
+	st := &staged{t: t}
+	for df, err := range table.WriteRecords(ctx, tbl, t.arrow, batches,
+		table.WithTargetFileSize(t.s.opts.TargetFileSize), table.WithMaxWriteWorkers(2)) {
+		if err != nil {
+			_ = st.Discard(context.WithoutCancel(ctx))
+			return nil, fmt.Errorf("write data files: %w", err)
+		}
+		st.files = append(st.files, df)
+		st.rows += df.Count()
+		st.bytes += df.FileSizeBytes()
+	}
+	return st, nil
+}
+
+// Commit makes the staged files visible in one snapshot.
+func (t *Table) Commit(ctx context.Context, s sink.Staged, p sink.CommitProps) (sink.Commit, error) {
+	st, ok := s.(*staged)
+	if !ok || st.t != t {
+		return sink.Commit{}, errors.New("icesink: staged files of another table")
+	}
+	if p.LoadID == "" {
+		return sink.Commit{}, errors.New("icesink: a commit needs a load id")
+	}
+	props := iceberg.Properties{sink.PropLoadID: p.LoadID, sink.PropRunID: p.RunID, sink.PropRows: fmt.Sprint(st.rows)}
+	if p.Watermark != "" {
+		props[sink.PropWatermark] = p.Watermark
+	}
+	var lastErr error
+	for attempt := 1; attempt <= t.s.opts.MaxAttempts; attempt++ {
+		if attempt > 1 {
+			if err := sleepBackoff(ctx, t.s.opts.BaseBackoff, attempt-1); err != nil {
+				return sink.Commit{}, err
+			}
+		}
+		tbl, err := t.load(ctx)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		// Look before (re)trying: the previous attempt may have been applied.
+		if c, found := findLoad(tbl, p.LoadID); found {
+			c.AlreadyCommitted = attempt > 1 || true
+			c.Attempts = attempt
+			return c, nil
+		}
+		tx := tbl.NewTransaction()
+		if p.Replace && tbl.CurrentSnapshot() != nil {
+			var old []iceberg.DataFile
+			tasks, err := tbl.Scan().PlanFiles(ctx)
+			if err != nil {
+				lastErr = err
+				continue
+			}
+			for _, task := range tasks {
+				old = append(old, task.File)
+			}
+			err = tx.ReplaceDataFilesWithDataFiles(ctx, old, st.files, props)
+			if err != nil {
+				return sink.Commit{}, fmt.Errorf("stage replace: %w", err)
+			}
+		} else if err := tx.AddDataFiles(ctx, st.files, props); err != nil {
+			return sink.Commit{}, fmt.Errorf("stage append: %w", err)
+		}
+		ntbl, err := tx.Commit(ctx)
+		if err == nil {
+			snap := ntbl.CurrentSnapshot()
+			c := commitOf(snap)
+			c.Attempts = attempt
+			return c, nil
+		}
+		lastErr = err
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	// The last attempt's outcome may be unknown: look once more.
+	if tbl, err := t.load(context.WithoutCancel(ctx)); err == nil {
+		if c, found := findLoad(tbl, p.LoadID); found {
+			c.AlreadyCommitted = true
+			c.Attempts = t.s.opts.MaxAttempts
+			return c, nil
+		}
+	}
+	return sink.Commit{}, fmt.Errorf("%w: %s after %d attempts: %v", sink.ErrCommitFailed, strings.Join(t.ident, "."), t.s.opts.MaxAttempts, lastErr)
+}
+
+func sleepBackoff(ctx context.Context, base time.Duration, n int) error {
+	d := base << min(n, 8)
+	d = time.Duration(rand.Int64N(int64(d)) + int64(base)/2)
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-tm.C:
+		return nil
+	}
+}
+
+// Scan reads a snapshot (0: current) back as Arrow batches.
+func (t *Table) Scan(ctx context.Context, snapshotID int64, columns []string) (iter.Seq2[arrow.RecordBatch, error], error) {
+	tbl, err := t.s.cat.LoadTable(ctx, t.ident)
+	if err != nil {
+		return nil, err
+	}
+	var opts []table.ScanOption
+	if snapshotID != 0 {
+		opts = append(opts, table.WithSnapshotID(snapshotID))
+	}
+	if len(columns) > 0 {
+		opts = append(opts, table.WithSelectedFields(columns...))
+	}
+	_, it, err := tbl.Scan(opts...).ToArrowRecords(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return it, nil
+}
+
+// ArrowType re-exports the Arrow type used for a plan type.
+func ArrowType(t plan.Type) arrow.DataType { return clean.ArrowType(t) }

@@ -1,0 +1,97 @@
+// Package sink defines where rows go. A Sink opens tables; a Table stages
+// data files (invisible to readers) and commits them atomically, one commit
+// per table per run, carrying the load id and the watermark.
+//
+// Optional capabilities are discovered by type assertion: a Table that can
+// be read back for reconciliation implements Scanner.
+package sink
+
+import (
+	"context"
+	"errors"
+	"iter"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/lima-lake/lima/engine/plan"
+)
+
+// Snapshot summary properties Lima writes with every commit.
+const (
+	PropLoadID    = "lima.load-id"
+	PropRunID     = "lima.run-id"
+	PropWatermark = "lima.watermark"
+	PropRows      = "lima.rows"
+)
+
+// TableSpec describes a table to open or create.
+type TableSpec struct {
+	Name      string
+	Namespace string
+	Columns   []plan.Column
+	Types     []plan.Type // parsed types, parallel to Columns
+	Required  []bool      // parallel to Columns
+	Partition []plan.PartitionField
+}
+
+// Commit describes a committed load.
+type Commit struct {
+	SnapshotID int64
+	LoadID     string
+	RunID      string
+	Watermark  string
+	// AlreadyCommitted is true when the load id was found in the table
+	// (after an unknown commit outcome, or on a rerun): nothing new was added.
+	AlreadyCommitted bool
+	// Attempts is how many commit attempts were made.
+	Attempts int
+}
+
+// CommitProps are what a commit carries.
+type CommitProps struct {
+	LoadID    string
+	RunID     string
+	Watermark string
+	// Replace makes the commit replace every data file of the table (a full
+	// refresh); otherwise it appends.
+	Replace bool
+}
+
+// Staged is the output of a write that is not yet visible.
+type Staged interface {
+	Rows() int64
+	Files() int
+	Bytes() int64
+	// Discard removes the staged files; used when the run fails before commit.
+	Discard(ctx context.Context) error
+}
+
+// Table is an open lake table.
+type Table interface {
+	// Schema is the Arrow schema rows must be written with.
+	Schema() *arrow.Schema
+	// FindLoad returns the commit that carries loadID, if any.
+	FindLoad(ctx context.Context, loadID string) (Commit, bool, error)
+	// Current returns the table's current commit, if any.
+	Current(ctx context.Context) (Commit, bool, error)
+	// Stage writes the batches as data files that are not yet visible.
+	Stage(ctx context.Context, batches iter.Seq2[arrow.RecordBatch, error]) (Staged, error)
+	// Commit makes staged files visible in one atomic snapshot. It never
+	// applies the same load id twice: before every retry it looks for it.
+	Commit(ctx context.Context, s Staged, p CommitProps) (Commit, error)
+}
+
+// Scanner reads a committed snapshot back (gate 4 uses it).
+type Scanner interface {
+	Scan(ctx context.Context, snapshotID int64, columns []string) (iter.Seq2[arrow.RecordBatch, error], error)
+}
+
+// Sink opens tables.
+type Sink interface {
+	OpenTable(ctx context.Context, spec TableSpec) (Table, error)
+	Close() error
+}
+
+// ErrCommitFailed is returned when a commit could not be applied within the
+// retry budget; nothing of the load is visible.
+var ErrCommitFailed = errors.New("commit failed")

@@ -1,0 +1,687 @@
+package files
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/lima-lake/lima/engine/source"
+)
+
+// readerConfig sizes a text reader. Tests shrink it to exercise the buffer
+// boundaries.
+type readerConfig struct {
+	// bufSize is the size of the bufio.Reader; it bounds the sample.
+	bufSize int
+	// sampleSize is how much of the file's start is sampled to detect the
+	// delimiter, the header and the columns.
+	sampleSize int
+	// maxRecord is the longest record accepted; a longer one is a unit-level
+	// error, so that an unterminated quote cannot make memory grow with the
+	// file.
+	maxRecord int
+}
+
+var csvDefaults = readerConfig{bufSize: 256 << 10, sampleSize: 64 << 10, maxRecord: 64 << 20}
+
+// binaryCheckSize is how much of a text file's start is checked for NUL bytes.
+const binaryCheckSize = 8 << 10
+
+// ctxCheckEvery is how many rows a reader reads between two checks of its
+// context.
+const ctxCheckEvery = 4096
+
+// scanState is the state of the quote scanner at the end of a chunk.
+type scanState uint8
+
+const (
+	stFieldStart    scanState = iota // at the start of a field
+	stUnquoted                       // inside an unquoted field
+	stQuoted                         // inside a quoted field
+	stQuoteInQuoted                  // just after a quote inside a quoted field
+)
+
+// scan advances the quote state over b. It is the one definition of where
+// a record ends: a line ending ends the record unless the state is stQuoted.
+func scan(b []byte, st scanState, delim, quote byte) scanState {
+	i := 0
+	for i < len(b) {
+		switch st {
+		case stFieldStart:
+			switch b[i] {
+			case quote:
+				st = stQuoted
+			case delim:
+			default:
+				st = stUnquoted
+			}
+			i++
+		case stUnquoted:
+			// A quote inside an unquoted field is literal.
+			j := bytes.IndexByte(b[i:], delim)
+			if j < 0 {
+				return stUnquoted
+			}
+			i += j + 1
+			st = stFieldStart
+		case stQuoted:
+			j := bytes.IndexByte(b[i:], quote)
+			if j < 0 {
+				return stQuoted
+			}
+			i += j + 1
+			st = stQuoteInQuoted
+		case stQuoteInQuoted:
+			switch b[i] {
+			case quote:
+				st = stQuoted // doubled quote
+			case delim:
+				st = stFieldStart
+			default:
+				st = stUnquoted // data after the closing quote, kept literally
+			}
+			i++
+		}
+	}
+	return st
+}
+
+// splitResult is what split found in one record.
+type splitResult struct {
+	values []string
+	// reason is non-empty when the record is malformed.
+	reason string
+}
+
+// split splits a complete record (line ending excluded) into fields. s is
+// string(raw): unquoted fields and quoted fields without doubled quotes are
+// substrings of it, so a row costs one string however many fields it has.
+// line is the line the record starts on, for the reason of an unterminated
+// quote.
+func split(raw []byte, s string, delim, quote byte, capHint int, line int64) splitResult {
+	vals := make([]string, 0, capHint)
+	var reason string
+	pos := 0
+	for {
+		if pos >= len(raw) || raw[pos] != quote {
+			j := bytes.IndexByte(raw[pos:], delim)
+			if j < 0 {
+				vals = append(vals, s[pos:])
+				return splitResult{values: vals, reason: reason}
+			}
+			vals = append(vals, s[pos:pos+j])
+			pos += j + 1
+			continue
+		}
+		// Quoted field.
+		open := pos
+		start := pos + 1
+		seg := start
+		var buf []byte
+		j := start
+		closed := -1
+		for {
+			k := bytes.IndexByte(raw[j:], quote)
+			if k < 0 {
+				break
+			}
+			k += j
+			if k+1 < len(raw) && raw[k+1] == quote {
+				buf = append(buf, raw[seg:k+1]...)
+				j = k + 2
+				seg = j
+				continue
+			}
+			closed = k
+			break
+		}
+		if closed < 0 {
+			// Unterminated: only possible at the end of the file.
+			var v string
+			if buf != nil {
+				v = string(append(buf, raw[seg:]...))
+			} else {
+				v = s[start:]
+			}
+			vals = append(vals, v)
+			if reason == "" {
+				reason = fmt.Sprintf("unterminated quoted field starting at line %d", line+int64(bytes.Count(raw[:open], []byte{'\n'})))
+			}
+			return splitResult{values: vals, reason: reason}
+		}
+		var v string
+		if buf != nil {
+			v = string(append(buf, raw[seg:closed]...))
+		} else {
+			v = s[start:closed]
+		}
+		pos = closed + 1
+		if pos == len(raw) {
+			vals = append(vals, v)
+			return splitResult{values: vals, reason: reason}
+		}
+		if raw[pos] == delim {
+			vals = append(vals, v)
+			pos++
+			continue
+		}
+		// Data after the closing quote: malformed; the rest of the field is
+		// kept literally, as scan does.
+		if reason == "" {
+			r, _ := utf8.DecodeRune(raw[pos:])
+			reason = fmt.Sprintf("unexpected %s after the closing quote of field %d", describeRune(r), len(vals)+1)
+		}
+		end := bytes.IndexByte(raw[pos:], delim)
+		last := end < 0
+		if last {
+			end = len(raw)
+		} else {
+			end += pos
+		}
+		vals = append(vals, v+s[pos:end])
+		if last {
+			return splitResult{values: vals, reason: reason}
+		}
+		pos = end + 1
+	}
+}
+
+func describeRune(r rune) string {
+	if r == utf8.RuneError {
+		return "byte"
+	}
+	return "character " + strconv.QuoteRune(r)
+}
+
+// csvReader streams RFC 4180 records.
+type csvReader struct {
+	ctx     context.Context
+	name    string
+	br      *bufio.Reader
+	cl      closer
+	cfg     readerConfig
+	delim   byte
+	quote   byte
+	columns []string
+	// n is the expected number of fields (header or first record), 0 when
+	// the file has no record.
+	n         int
+	hasHeader bool
+	// headerDone is set once the header row has been returned.
+	headerDone bool
+	line       int64 // lines (LF) consumed so far
+	row        int64 // rows returned so far
+	acc        []byte
+	pending    []pendingRecord
+	err        error // sticky: io.EOF or a unit-level error
+}
+
+// newCSVReader samples the start of r to settle delimiter, header and
+// columns, then returns a reader positioned at the first record (after a
+// UTF-8 BOM). It closes nothing on error; the caller does.
+func newCSVReader(ctx context.Context, r io.Reader, name string, opts source.Options, cfg readerConfig) (*csvReader, error) {
+	c := &csvReader{ctx: ctx, name: name, cfg: cfg}
+	if rc, ok := r.(io.Closer); ok {
+		c.cl.c = rc
+	}
+	quote := opts.Quote
+	if quote == 0 {
+		quote = '"'
+	}
+	if quote >= utf8.RuneSelf || quote == '\n' || quote == '\r' {
+		return nil, fmt.Errorf("files: %s: quote %q is not supported: use a single-byte ASCII character", name, quote)
+	}
+	c.quote = byte(quote)
+	if d := opts.Delimiter; d != 0 {
+		if d >= utf8.RuneSelf || d == '\n' || d == '\r' || d == quote {
+			return nil, fmt.Errorf("files: %s: delimiter %q is not supported: use a single-byte ASCII character other than the quote and line endings", name, d)
+		}
+		c.delim = byte(d)
+	}
+	c.br = bufio.NewReaderSize(r, cfg.bufSize)
+	sample, atEOF, err := peekText(c.br, name, "a CSV", cfg.sampleSize)
+	if err != nil {
+		return nil, err
+	}
+	if c.delim == 0 {
+		c.delim = detectDelimiter(sample, atEOF, c.quote)
+	}
+	recs := sampleRecords(sample, atEOF, c.delim, c.quote, 1000)
+	if len(recs) == 0 && !atEOF {
+		// The first record is longer than the sample: read it whole (and
+		// the blank lines before it), to be returned by Next first.
+		for {
+			raw, line, err := c.readRecord()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+			c.pending = append(c.pending, pendingRecord{raw, line})
+			if !isBlank(raw) {
+				recs = [][]string{split(raw, string(raw), c.delim, c.quote, 8, line).values}
+				break
+			}
+		}
+	}
+	c.decideColumns(recs, opts)
+	return c, nil
+}
+
+// pendingRecord is a record read ahead by newCSVReader.
+type pendingRecord struct {
+	raw  []byte
+	line int64
+}
+
+// peekText strips a UTF-8 BOM, refuses UTF-16/32 and binary content, and
+// returns the sample at the start of the text (not consumed).
+func peekText(br *bufio.Reader, name, what string, sampleSize int) (sample []byte, atEOF bool, err error) {
+	head, err := br.Peek(4)
+	if err != nil && err != io.EOF {
+		return nil, false, unreadable(name, "cannot read file", err)
+	}
+	switch {
+	case bytes.HasPrefix(head, []byte{0xEF, 0xBB, 0xBF}):
+		_, _ = br.Discard(3)
+	case bytes.HasPrefix(head, []byte{0xFF, 0xFE, 0, 0}), bytes.HasPrefix(head, []byte{0, 0, 0xFE, 0xFF}):
+		return nil, false, unreadable(name, "UTF-32 encoded text (byte order mark): convert the file to UTF-8", nil)
+	case bytes.HasPrefix(head, []byte{0xFF, 0xFE}), bytes.HasPrefix(head, []byte{0xFE, 0xFF}):
+		return nil, false, unreadable(name, "UTF-16 encoded text (byte order mark): convert the file to UTF-8", nil)
+	}
+	sample, err = br.Peek(sampleSize)
+	switch {
+	case err == nil, err == bufio.ErrBufferFull:
+	case err == io.EOF:
+		atEOF = true
+	default:
+		return nil, false, unreadable(name, "cannot read file", err)
+	}
+	if bytes.IndexByte(sample[:min(len(sample), binaryCheckSize)], 0) >= 0 {
+		return nil, false, unreadable(name, "binary content (NUL bytes), not "+what+" file", nil)
+	}
+	return sample, atEOF, nil
+}
+
+// sampleRecords splits the non-blank records of data, at most limit of
+// them. A last record that is not terminated is left out unless atEOF.
+func sampleRecords(data []byte, atEOF bool, delim, quote byte, limit int) [][]string {
+	var recs [][]string
+	pos := 0
+	for pos < len(data) && len(recs) < limit {
+		st := stFieldStart
+		i := pos
+		end, next := -1, -1
+		for {
+			nl := bytes.IndexByte(data[i:], '\n')
+			if nl < 0 {
+				if !atEOF {
+					return recs
+				}
+				end, next = len(data), len(data)
+				break
+			}
+			st = scan(data[i:i+nl], st, delim, quote)
+			if st == stQuoted {
+				i += nl + 1
+				continue
+			}
+			end, next = i+nl, i+nl+1
+			if end > pos && data[end-1] == '\r' {
+				end--
+			}
+			break
+		}
+		raw := data[pos:end]
+		pos = next
+		if isBlank(raw) {
+			continue
+		}
+		recs = append(recs, split(raw, string(raw), delim, quote, 8, 1).values)
+	}
+	return recs
+}
+
+func isBlank(raw []byte) bool {
+	return len(raw) == 0 || (len(raw) == 1 && raw[0] == '\r')
+}
+
+// delimiterCandidates in order of preference on a tie.
+var delimiterCandidates = []byte{',', ';', '\t', '|'}
+
+// detectDelimiter picks the candidate whose field count is the most
+// consistent across the sampled records (the share of records having the
+// most common count), among those whose most common count is above one;
+// then the one giving more fields; then the earlier candidate. Comma when
+// none splits anything.
+func detectDelimiter(sample []byte, atEOF bool, quote byte) byte {
+	best, bestShare, bestCount := byte(','), -1.0, 0
+	for _, d := range delimiterCandidates {
+		recs := sampleRecords(sample, atEOF, d, quote, 1000)
+		if len(recs) == 0 && !atEOF {
+			recs = sampleRecords(sample, true, d, quote, 1)
+		}
+		if len(recs) == 0 {
+			continue
+		}
+		freq := map[int]int{}
+		mode, modeN := 0, 0
+		for _, r := range recs {
+			n := len(r)
+			freq[n]++
+			if freq[n] > modeN || (freq[n] == modeN && n > mode) {
+				mode, modeN = n, freq[n]
+			}
+		}
+		if mode < 2 {
+			continue
+		}
+		share := float64(modeN) / float64(len(recs))
+		if share > bestShare || (share == bestShare && mode > bestCount) {
+			best, bestShare, bestCount = d, share, mode
+		}
+	}
+	return best
+}
+
+// decideColumns settles the header and the columns from the sampled records.
+func (c *csvReader) decideColumns(recs [][]string, opts source.Options) {
+	if len(recs) == 0 {
+		c.columns = append([]string(nil), opts.Columns...)
+		return
+	}
+	first := recs[0]
+	c.n = len(first)
+	switch strings.ToLower(strings.TrimSpace(opts.Header)) {
+	case "yes", "true":
+		c.hasHeader = true
+	case "no", "false":
+		c.hasHeader = false
+	default:
+		c.hasHeader = looksLikeHeader(recs, opts.Columns)
+	}
+	if c.hasHeader {
+		c.columns = headerNames(first)
+		return
+	}
+	if len(opts.Columns) == c.n {
+		c.columns = append([]string(nil), opts.Columns...)
+		return
+	}
+	c.columns = make([]string, c.n)
+	for i := range c.columns {
+		c.columns[i] = "col_" + strconv.Itoa(i+1)
+	}
+}
+
+// headerNames trims the header's fields; an empty name becomes col_<i> and a
+// repeated name gets a suffix _2, _3, … so that columns are unique.
+func headerNames(fields []string) []string {
+	names := make([]string, len(fields))
+	used := map[string]bool{}
+	for i, f := range fields {
+		n := strings.TrimSpace(f)
+		if n == "" {
+			n = "col_" + strconv.Itoa(i+1)
+		}
+		if used[strings.ToLower(n)] {
+			for k := 2; ; k++ {
+				cand := n + "_" + strconv.Itoa(k)
+				if !used[strings.ToLower(cand)] {
+					n = cand
+					break
+				}
+			}
+		}
+		used[strings.ToLower(n)] = true
+		names[i] = n
+	}
+	return names
+}
+
+// normName folds a column name for comparison: case, spaces, underscores and
+// other punctuation are ignored ("Customer ID" matches "customer_id").
+func normName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
+}
+
+// looksLikeHeader decides whether the first sampled record is a header.
+// With expected columns it is one when at least half of them (and at least
+// one) appear among its fields by folded name. Without them, or when none
+// appears (the file's header may just use other names), it is one when all
+// its fields are non-empty, unique and neither number nor date while a
+// later sampled record has a number or date in one of those positions.
+func looksLikeHeader(recs [][]string, columns []string) bool {
+	first := recs[0]
+	if len(columns) > 0 {
+		want := map[string]bool{}
+		for _, c := range columns {
+			if n := normName(c); n != "" {
+				want[n] = true
+			}
+		}
+		matched := 0
+		got := map[string]bool{}
+		for _, f := range first {
+			n := normName(f)
+			if want[n] && !got[n] {
+				got[n] = true
+				matched++
+			}
+		}
+		if matched > 0 {
+			return matched*2 >= len(want)
+		}
+	}
+	seen := map[string]bool{}
+	for _, f := range first {
+		t := strings.TrimSpace(f)
+		if t == "" || seen[t] || looksNumeric(t) || looksDate(t) {
+			return false
+		}
+		seen[t] = true
+	}
+	for _, r := range recs[1:] {
+		for i, f := range r {
+			if i >= len(first) {
+				break
+			}
+			t := strings.TrimSpace(f)
+			if looksNumeric(t) || looksDate(t) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// looksNumeric: an optional sign or currency, digits with optional grouping
+// and decimal separators, an optional exponent or percent sign.
+func looksNumeric(s string) bool {
+	if s == "" {
+		return false
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return !strings.ContainsAny(strings.ToLower(s), "in") // not NaN, Inf
+	}
+	s = strings.TrimLeft(s, "+-$€£ ")
+	s = strings.TrimRight(s, "% ")
+	digits := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.' || c == ',' || c == '\'' || c == ' ':
+		default:
+			return false
+		}
+	}
+	return digits > 0
+}
+
+// looksDate: d{1,4} sep d{1,2} sep d{1,4} at the start (2024-01-31,
+// 31.01.2024, 1/31/24), anything after (a time).
+func looksDate(s string) bool {
+	parts := 0
+	i := 0
+	for parts < 3 {
+		j := i
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		n := j - i
+		if n == 0 || n > 4 {
+			return false
+		}
+		parts++
+		if parts == 3 {
+			return j == len(s) || s[j] == ' ' || s[j] == 'T'
+		}
+		if j >= len(s) || (s[j] != '-' && s[j] != '/' && s[j] != '.') {
+			return false
+		}
+		i = j + 1
+	}
+	return false
+}
+
+// Columns returns the header names (trimmed) or, without a header, the
+// expected columns when their number matches, else col_1..col_n.
+func (c *csvReader) Columns() []string { return c.columns }
+
+// Next returns the next record. Every byte of the file (after a UTF-8 BOM)
+// belongs to exactly one row's Raw or to a line ending (LF or CRLF) that
+// ends a row.
+func (c *csvReader) Next() (source.Row, error) {
+	if c.err != nil {
+		return source.Row{}, c.err
+	}
+	if c.row%ctxCheckEvery == 0 && c.ctx != nil {
+		if err := c.ctx.Err(); err != nil {
+			c.err = fmt.Errorf("files: %s: %w", c.name, err)
+			return source.Row{}, c.err
+		}
+	}
+	var raw []byte
+	var startLine int64
+	if len(c.pending) > 0 {
+		raw, startLine = c.pending[0].raw, c.pending[0].line
+		c.pending = c.pending[1:]
+	} else {
+		var err error
+		raw, startLine, err = c.readRecord()
+		if err != nil {
+			c.err = err
+			return source.Row{}, err
+		}
+	}
+	c.row++
+	row := source.Row{Raw: raw, Loc: source.Locator{Unit: c.name, Line: startLine, Row: c.row}}
+	if isBlank(raw) {
+		row.Kind = source.Blank
+		return row, nil
+	}
+	res := split(raw, string(raw), c.delim, c.quote, c.n, startLine)
+	row.Values = res.values
+	switch {
+	case res.reason != "":
+		row.Kind = source.Malformed
+		row.Reason = res.reason
+	case c.hasHeader && !c.headerDone:
+		row.Kind = source.Header
+	case len(res.values) != c.n:
+		row.Kind = source.Malformed
+		row.Reason = fmt.Sprintf("expected %d fields, found %d", c.n, len(res.values))
+	default:
+		row.Kind = source.Data
+	}
+	if c.hasHeader && !c.headerDone {
+		c.headerDone = true
+	}
+	return row, nil
+}
+
+// readRecord reads one record, line ending excluded; the returned slice is
+// the caller's. It returns io.EOF when the file is exhausted.
+func (c *csvReader) readRecord() (raw []byte, startLine int64, err error) {
+	startLine = c.line + 1
+	st := stFieldStart
+	acc := c.acc[:0]
+	used := false
+	defer func() {
+		if cap(acc) <= 1<<20 {
+			c.acc = acc[:0]
+		} else {
+			c.acc = nil // do not keep a huge buffer for the rest of the file
+		}
+	}()
+	for {
+		chunk, rerr := c.br.ReadSlice('\n')
+		switch {
+		case rerr == nil:
+			content := chunk[:len(chunk)-1]
+			st = scan(content, st, c.delim, c.quote)
+			c.line++
+			if st == stQuoted {
+				// The line ending is inside a quoted field: part of it.
+				acc = append(acc, chunk...)
+				used = true
+				if len(acc) > c.cfg.maxRecord {
+					return nil, 0, c.tooLong(startLine)
+				}
+				continue
+			}
+			if used {
+				acc = append(acc, content...)
+				content = acc
+			}
+			if len(content) > 0 && content[len(content)-1] == '\r' {
+				content = content[:len(content)-1] // CRLF
+			}
+			return bytes.Clone(content), startLine, nil
+		case rerr == bufio.ErrBufferFull:
+			st = scan(chunk, st, c.delim, c.quote)
+			acc = append(acc, chunk...)
+			used = true
+			if len(acc) > c.cfg.maxRecord {
+				return nil, 0, c.tooLong(startLine)
+			}
+		case rerr == io.EOF:
+			if len(chunk) == 0 && !used {
+				return nil, 0, io.EOF
+			}
+			// The last record has no line ending (or is an unterminated
+			// quoted field, which split reports).
+			acc = append(acc, chunk...)
+			return bytes.Clone(acc), startLine, nil
+		default:
+			return nil, 0, fmt.Errorf("files: %s: read at line %d: %w", c.name, c.line+1, rerr)
+		}
+	}
+}
+
+func (c *csvReader) tooLong(line int64) error {
+	return unreadable(c.name, fmt.Sprintf("record starting at line %d is longer than %d bytes (an unterminated quoted field?)", line, c.cfg.maxRecord), nil)
+}
+
+// Close closes the file; it is idempotent. Next after Close fails.
+func (c *csvReader) Close() error {
+	if c.err == nil || errors.Is(c.err, io.EOF) {
+		c.err = errClosed
+	}
+	return c.cl.close()
+}

@@ -1,0 +1,355 @@
+package files
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/lima-lake/lima/engine/source"
+)
+
+var ndjsonDefaults = readerConfig{bufSize: 256 << 10, sampleSize: 64 << 10, maxRecord: 64 << 20}
+
+// ndjsonReader reads one JSON object per line.
+//
+// Values: strings as they decode, numbers as their literal text, booleans
+// "true"/"false", nested objects and arrays as compact JSON text; JSON null
+// and a missing key set Nulls[i]. A line that is not one JSON object, has a
+// duplicate key or a key that is not among the columns is Malformed: no
+// value is ever dropped silently.
+type ndjsonReader struct {
+	ctx     context.Context
+	name    string
+	br      *bufio.Reader
+	cl      closer
+	cfg     readerConfig
+	columns []string
+	index   map[string]int
+	folded  map[string]int // folded name -> column, -1 when ambiguous
+	// fixed is false while the columns are still to be taken from the first
+	// object (none was found in the sample and none was given).
+	fixed bool
+	line  int64
+	acc   []byte
+	err   error
+}
+
+func newNDJSONReader(ctx context.Context, r io.Reader, name string, opts source.Options, cfg readerConfig) (*ndjsonReader, error) {
+	n := &ndjsonReader{ctx: ctx, name: name, cfg: cfg}
+	if rc, ok := r.(io.Closer); ok {
+		n.cl.c = rc
+	}
+	n.br = bufio.NewReaderSize(r, cfg.bufSize)
+	sample, atEOF, err := peekText(n.br, name, "an NDJSON", cfg.sampleSize)
+	if err != nil {
+		return nil, err
+	}
+	if t := bytes.TrimLeft(sample, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		return nil, unreadable(name, "a JSON array document, not NDJSON (one JSON object per line)", nil)
+	}
+	if len(opts.Columns) > 0 {
+		n.setColumns(append([]string(nil), opts.Columns...))
+		return n, nil
+	}
+	// The columns are the keys of the sampled objects, in order of first
+	// appearance.
+	var cols []string
+	seen := map[string]bool{}
+	for len(sample) > 0 {
+		nl := bytes.IndexByte(sample, '\n')
+		var line []byte
+		if nl < 0 {
+			if !atEOF {
+				break
+			}
+			line, sample = sample, nil
+		} else {
+			line, sample = sample[:nl], sample[nl+1:]
+		}
+		keys, _, reason := parseObject(line)
+		if reason != "" {
+			continue
+		}
+		for _, k := range keys {
+			if !seen[k] {
+				seen[k] = true
+				cols = append(cols, k)
+			}
+		}
+	}
+	if len(cols) > 0 {
+		n.setColumns(cols)
+	}
+	return n, nil
+}
+
+func (n *ndjsonReader) setColumns(cols []string) {
+	n.columns = cols
+	n.fixed = true
+	n.index = make(map[string]int, len(cols))
+	n.folded = make(map[string]int, len(cols))
+	for i, c := range cols {
+		if _, dup := n.index[c]; !dup {
+			n.index[c] = i
+		}
+		f := normName(c)
+		if _, dup := n.folded[f]; dup {
+			n.folded[f] = -1
+		} else {
+			n.folded[f] = i
+		}
+	}
+}
+
+// column finds the column of a key: by exact name, else by folded name
+// when that is unambiguous.
+func (n *ndjsonReader) column(key string) (int, bool) {
+	if i, ok := n.index[key]; ok {
+		return i, true
+	}
+	if i, ok := n.folded[normName(key)]; ok && i >= 0 {
+		return i, true
+	}
+	return 0, false
+}
+
+// Columns returns the expected columns or the keys of the sampled objects.
+func (n *ndjsonReader) Columns() []string { return n.columns }
+
+// isJSONBlank: a line of JSON whitespace only.
+func isJSONBlank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// Next returns the next line as a row.
+func (n *ndjsonReader) Next() (source.Row, error) {
+	if n.err != nil {
+		return source.Row{}, n.err
+	}
+	if n.line%ctxCheckEvery == 0 && n.ctx != nil {
+		if err := n.ctx.Err(); err != nil {
+			n.err = fmt.Errorf("files: %s: %w", n.name, err)
+			return source.Row{}, n.err
+		}
+	}
+	raw, err := n.readLine()
+	if err != nil {
+		n.err = err
+		return source.Row{}, err
+	}
+	n.line++
+	row := source.Row{Raw: raw, Loc: source.Locator{Unit: n.name, Line: n.line, Row: n.line}}
+	if isJSONBlank(raw) {
+		row.Kind = source.Blank
+		return row, nil
+	}
+	keys, vals, reason := parseObject(raw)
+	if reason != "" {
+		row.Kind = source.Malformed
+		row.Reason = reason
+		return row, nil
+	}
+	if !n.fixed {
+		n.setColumns(append([]string(nil), keys...))
+	}
+	row.Values = make([]string, len(n.columns))
+	set := make([]bool, len(n.columns))
+	var nulls []bool
+	for k, key := range keys {
+		i, ok := n.column(key)
+		if !ok {
+			if row.Reason == "" {
+				row.Reason = fmt.Sprintf("key %q is not among the columns", key)
+			}
+			continue
+		}
+		if set[i] {
+			if row.Reason == "" {
+				row.Reason = fmt.Sprintf("key %q maps to column %q, which another key already filled", key, n.columns[i])
+			}
+			continue
+		}
+		set[i] = true
+		v, isNull := jsonText(vals[k])
+		if isNull {
+			if nulls == nil {
+				nulls = make([]bool, len(n.columns))
+			}
+			nulls[i] = true
+			continue
+		}
+		row.Values[i] = v
+	}
+	for i, ok := range set {
+		if !ok {
+			if nulls == nil {
+				nulls = make([]bool, len(n.columns))
+			}
+			nulls[i] = true
+		}
+	}
+	row.Nulls = nulls
+	if row.Reason != "" {
+		row.Kind = source.Malformed
+	} else {
+		row.Kind = source.Data
+	}
+	return row, nil
+}
+
+// parseObject parses a line holding one JSON object: its keys in order and
+// their raw values, or the reason it is not one.
+func parseObject(line []byte) (keys []string, vals []json.RawMessage, reason string) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, nil, jsonReason(err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, nil, "not a JSON object: found " + jsonKind(tok)
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, nil, jsonReason(err)
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return nil, nil, "object key is not a string"
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, jsonReason(err)
+		}
+		if seen[key] {
+			return nil, nil, fmt.Sprintf("duplicate key %q", key)
+		}
+		seen[key] = true
+		keys = append(keys, key)
+		vals = append(vals, v)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, nil, jsonReason(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		if err != nil {
+			return nil, nil, "data after the JSON object: " + jsonReason(err)
+		}
+		return nil, nil, "data after the JSON object"
+	}
+	return keys, vals, ""
+}
+
+func jsonReason(err error) string {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return "unexpected end of JSON input"
+	}
+	return err.Error()
+}
+
+func jsonKind(tok json.Token) string {
+	switch t := tok.(type) {
+	case json.Delim:
+		if t == '[' {
+			return "array"
+		}
+		return "delimiter " + t.String()
+	case string:
+		return "string"
+	case json.Number:
+		return "number"
+	case bool:
+		return "boolean"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%T", tok)
+}
+
+// jsonText renders a raw JSON value as canonical text.
+func jsonText(v json.RawMessage) (string, bool) {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return "", true
+	}
+	switch v[0] {
+	case 'n':
+		return "", true
+	case '"':
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return string(v), false
+		}
+		return s, false
+	case '{', '[':
+		var b bytes.Buffer
+		if err := json.Compact(&b, v); err != nil {
+			return string(v), false
+		}
+		return b.String(), false
+	default: // number, true, false: the literal text
+		return string(v), false
+	}
+}
+
+// readLine reads one line, line ending (LF or CRLF) excluded; the slice is
+// the caller's.
+func (n *ndjsonReader) readLine() ([]byte, error) {
+	acc := n.acc[:0]
+	used := false
+	defer func() {
+		if cap(acc) <= 1<<20 {
+			n.acc = acc[:0]
+		} else {
+			n.acc = nil
+		}
+	}()
+	for {
+		chunk, err := n.br.ReadSlice('\n')
+		switch {
+		case err == nil:
+			content := chunk[:len(chunk)-1]
+			if used {
+				acc = append(acc, content...)
+				content = acc
+			}
+			if len(content) > 0 && content[len(content)-1] == '\r' {
+				content = content[:len(content)-1]
+			}
+			return bytes.Clone(content), nil
+		case err == bufio.ErrBufferFull:
+			acc = append(acc, chunk...)
+			used = true
+			if len(acc) > n.cfg.maxRecord {
+				return nil, unreadable(n.name, fmt.Sprintf("line %d is longer than %d bytes", n.line+1, n.cfg.maxRecord), nil)
+			}
+		case err == io.EOF:
+			if len(chunk) == 0 && !used {
+				return nil, io.EOF
+			}
+			acc = append(acc, chunk...)
+			return bytes.Clone(acc), nil
+		default:
+			return nil, fmt.Errorf("files: %s: read at line %d: %w", n.name, n.line+1, err)
+		}
+	}
+}
+
+// Close closes the file; it is idempotent. Next after Close fails.
+func (n *ndjsonReader) Close() error {
+	if n.err == nil || errors.Is(n.err, io.EOF) {
+		n.err = errClosed
+	}
+	return n.cl.close()
+}

@@ -1,0 +1,277 @@
+// Package flow is the sequence of one headless run, shared by the CLI and
+// the wizard: plan → load (engine) → gate 4 (gates) → report (reports).
+package flow
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/engine/run"
+	"github.com/lima-lake/lima/engine/sink"
+	"github.com/lima-lake/lima/engine/sink/icesink"
+	"github.com/lima-lake/lima/gates"
+	"github.com/lima-lake/lima/internal/fsx"
+	"github.com/lima-lake/lima/reports"
+)
+
+// Errors the CLI maps to exit codes.
+var (
+	// ErrPrecondition: nothing was written (exit 4).
+	ErrPrecondition = errors.New("precondition failed")
+	// ErrUsage: the command or plan is wrong (exit 2).
+	ErrUsage = errors.New("usage")
+)
+
+// Workspace paths.
+type Workspace struct {
+	Dir string
+}
+
+// PlanPath is platform.yaml.
+func (w Workspace) PlanPath() string { return filepath.Join(w.Dir, "platform.yaml") }
+
+// StateDir is .lima (0700).
+func (w Workspace) StateDir() string { return filepath.Join(w.Dir, ".lima") }
+
+// ReportsDir is reports/.
+func (w Workspace) ReportsDir() string { return filepath.Join(w.Dir, "reports") }
+
+// Warehouse resolves the plan's warehouse.
+func (w Workspace) Warehouse(p *plan.Plan) string {
+	wh := p.Storage.Warehouse
+	if wh == "" {
+		wh = "lake"
+	}
+	if filepath.IsAbs(wh) || hasScheme(wh) {
+		return wh
+	}
+	return filepath.Join(w.Dir, wh)
+}
+
+// CatalogPath resolves the SQLite catalog file.
+func (w Workspace) CatalogPath(p *plan.Plan) string {
+	c := p.Storage.CatalogURI
+	if c == "" {
+		return filepath.Join(w.StateDir(), "catalog.db")
+	}
+	if filepath.IsAbs(c) {
+		return c
+	}
+	return filepath.Join(w.Dir, c)
+}
+
+func hasScheme(s string) bool {
+	for i, r := range s {
+		if r == ':' {
+			return i > 1 && len(s) > i+2 && s[i+1:i+3] == "//"
+		}
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '+') {
+			return false
+		}
+	}
+	return false
+}
+
+// NewRunID returns a sortable run id: UTC time plus randomness.
+func NewRunID(now time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// LoadPlan reads and validates platform.yaml.
+func LoadPlan(path string) (*plan.Plan, error) {
+	p, err := plan.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrUsage, path, err)
+	}
+	return p, nil
+}
+
+// CheckApproval refuses a plan whose data model was approved under another
+// hash, or never approved.
+func CheckApproval(p *plan.Plan) error {
+	a := p.Gates.DataModel
+	if a == nil || a.ApprovedBy == "" {
+		return fmt.Errorf("%w: the data model of this plan has not been approved; review it, then run: lima-tui approve --gate data-model --by NAME", ErrPrecondition)
+	}
+	if a.PlanHash != p.Hash() {
+		return fmt.Errorf("%w: the plan changed since %s approved it (approved hash %.12s, now %.12s); review the change, then run: lima-tui approve --gate data-model --by NAME",
+			ErrPrecondition, a.ApprovedBy, a.PlanHash, p.Hash())
+	}
+	return nil
+}
+
+// RunOptions of one run.
+type RunOptions struct {
+	Workspace   Workspace
+	Plan        *plan.Plan
+	Tables      []string
+	FullRefresh bool
+	Progress    *run.Progress
+	// SinkOptions lets tests inject faults into the sink.
+	SinkOptions func(*icesink.Options)
+	// LockWait bounds how long a run waits for another run of the same
+	// workspace to finish (default 0: fail at once).
+	LockWait time.Duration
+}
+
+// Outcome of a run.
+type Outcome struct {
+	Report     *reports.Report
+	ReportPath string
+	Result     *run.Result
+}
+
+// OpenSink opens the workspace's Iceberg sink.
+func OpenSink(ctx context.Context, ws Workspace, p *plan.Plan, tweak func(*icesink.Options)) (*icesink.Sink, error) {
+	if err := fsx.MkdirPrivate(ws.StateDir()); err != nil {
+		return nil, err
+	}
+	o := icesink.Options{CatalogPath: ws.CatalogPath(p), Warehouse: ws.Warehouse(p)}
+	if tweak != nil {
+		tweak(&o)
+	}
+	return icesink.Open(ctx, o)
+}
+
+// Lock takes the workspace's run lock, waiting at most wait.
+func Lock(ws Workspace, wait time.Duration) (func(), error) {
+	if err := fsx.MkdirPrivate(ws.StateDir()); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(ws.StateDir(), "run.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("%w: another run of this workspace is in progress (lock %s)", ErrPrecondition, f.Name())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// Run loads the plan, reconciles every committed table and writes the report.
+func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
+	unlock, err := Lock(o.Workspace, o.LockWait)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	sk, err := OpenSink(ctx, o.Workspace, o.Plan, o.SinkOptions)
+	if err != nil {
+		return nil, fmt.Errorf("%w: open the catalog: %w", ErrPrecondition, err)
+	}
+	defer sk.Close()
+	runID := NewRunID(time.Now())
+	q := &run.JSONLQuarantine{Dir: filepath.Join(o.Workspace.StateDir(), "quarantine")}
+	res, err := run.Load(ctx, run.Options{Workspace: o.Workspace.Dir, Plan: o.Plan, Sink: sk, Quarantine: q, Tables: o.Tables,
+		FullRefresh: o.FullRefresh, RunID: runID, Progress: o.Progress})
+	if err != nil {
+		return nil, err
+	}
+	recs := map[string]*gates.Reconciliation{}
+	var exps []gates.Expectation
+	for _, tr := range res.Tables {
+		if tr.Status != run.StatusLoaded {
+			continue
+		}
+		e := gates.Expect(tr)
+		exps = append(exps, e)
+		scanner, ok := tr.Table.(sink.Scanner)
+		if !ok {
+			continue
+		}
+		rec, err := gates.Reconcile(ctx, scanner, e)
+		if err != nil {
+			rec = &gates.Reconciliation{Table: tr.Name, Status: gates.Fail, Checks: []gates.Finding{{Name: "read back", Status: gates.Fail, Detail: err.Error()}}}
+		}
+		recs[tr.Name] = rec
+	}
+	res.Finished = time.Now().UTC()
+	rep := reports.Build(o.Plan, res, recs)
+	path, err := reports.Write(o.Workspace.ReportsDir(), rep, exps)
+	if err != nil {
+		return nil, fmt.Errorf("write the report: %w", err)
+	}
+	return &Outcome{Report: rep, ReportPath: path, Result: res}, nil
+}
+
+// Reconcile re-runs gate 4 for a past run against the tables' current
+// snapshots.
+func Reconcile(ctx context.Context, ws Workspace, p *plan.Plan, runID string) ([]*gates.Reconciliation, error) {
+	if runID == "" {
+		id, err := reports.Latest(ws.ReportsDir())
+		if err != nil {
+			return nil, err
+		}
+		runID = id
+	}
+	exps, err := reports.ReadExpectations(ws.ReportsDir(), runID)
+	if err != nil {
+		return nil, fmt.Errorf("run %s has no saved expectations (only runs that loaded data have): %w", runID, err)
+	}
+	sk, err := OpenSink(ctx, ws, p, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer sk.Close()
+	var out []*gates.Reconciliation
+	for _, e := range exps {
+		spec, err := SpecFromExpectation(p, e)
+		if err != nil {
+			return nil, err
+		}
+		tbl, err := sk.OpenTable(ctx, spec)
+		if err != nil {
+			return nil, err
+		}
+		rec, err := gates.Reconcile(ctx, tbl.(sink.Scanner), e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+// SpecFromExpectation rebuilds the table spec saved with a run.
+func SpecFromExpectation(p *plan.Plan, e gates.Expectation) (sink.TableSpec, error) {
+	spec := sink.TableSpec{Name: e.Table, Namespace: p.Namespace(), Required: e.Required}
+	for i, c := range e.Columns {
+		t, err := plan.ParseType(e.Types[i])
+		if err != nil {
+			return spec, err
+		}
+		spec.Types = append(spec.Types, t)
+		spec.Columns = append(spec.Columns, plan.Column{Name: c, Type: e.Types[i]})
+	}
+	if t, ok := p.Tables[e.Table]; ok {
+		for _, ps := range t.Partition {
+			pf, err := plan.ParsePartition(ps)
+			if err != nil {
+				return spec, err
+			}
+			spec.Partition = append(spec.Partition, pf)
+		}
+	}
+	return spec, nil
+}

@@ -1,0 +1,578 @@
+// Package gates holds the rules of Lima's five gates, with no UI: each gate
+// returns findings with evidence, shared by the wizard and the headless
+// commands.
+package gates
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"math"
+	"math/big"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+
+	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/engine/run"
+	"github.com/lima-lake/lima/engine/sink"
+)
+
+// Finding statuses.
+const (
+	Pass = "pass"
+	Fail = "fail"
+	Skip = "skip"
+)
+
+// Finding is one check of a gate with its evidence.
+type Finding struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Detail string `json:"detail"`
+	// Fix says what to do when the check failed.
+	Fix string `json:"fix,omitempty"`
+}
+
+// FloatTolerance is the relative tolerance for floating-point sums.
+const FloatTolerance = 1e-9
+
+// Expectation is what the read path saw, to be proved against the lake. It
+// is saved with the run so gate 4 can be re-run later.
+type Expectation struct {
+	Table      string   `json:"table"`
+	LoadID     string   `json:"load_id"`
+	SnapshotID int64    `json:"snapshot_id"`
+	Rows       int64    `json:"rows"`
+	Columns    []string `json:"columns"`
+	Types      []string `json:"types"`
+	Required   []bool   `json:"required"`
+	Keys       []string `json:"keys,omitempty"`
+	// Sums are exact decimal text for integers and decimals, %g text for floats.
+	Sums      map[string]string `json:"sums"`
+	Min       map[string]string `json:"min,omitempty"`
+	Max       map[string]string `json:"max,omitempty"`
+	Samples   []run.Sample      `json:"samples,omitempty"`
+	Mode      string            `json:"mode"`
+	Watermark string            `json:"watermark,omitempty"`
+}
+
+// Expect builds the expectation of a loaded table.
+func Expect(tr *run.TableResult) Expectation {
+	e := Expectation{Table: tr.Name, LoadID: tr.LoadID, SnapshotID: tr.Commit.SnapshotID, Rows: tr.Source.Rows,
+		Columns: tr.Columns, Required: tr.Required, Keys: tr.Keys, Sums: map[string]string{},
+		Min: tr.Source.Min, Max: tr.Source.Max, Samples: tr.Source.Samples, Mode: tr.Mode, Watermark: tr.WatermarkAfter}
+	for _, t := range tr.Types {
+		e.Types = append(e.Types, t.String())
+	}
+	for c, s := range tr.Source.Sums {
+		e.Sums[c] = s.String()
+	}
+	return e
+}
+
+// ControlTotal compares one column's sum on both sides.
+type ControlTotal struct {
+	Source   string `json:"source"`
+	Target   string `json:"target"`
+	Variance string `json:"variance"`
+	Exact    bool   `json:"exact"`
+}
+
+// SamplePair shows one source row next to the lake row with the same key.
+type SamplePair struct {
+	Locator string            `json:"locator"`
+	Source  map[string]string `json:"source"`
+	Lake    map[string]string `json:"lake,omitempty"`
+	Match   bool              `json:"match"`
+}
+
+// Reconciliation is gate 4's verdict on one table.
+type Reconciliation struct {
+	Table         string                  `json:"table"`
+	SnapshotID    int64                   `json:"snapshot_id"`
+	Status        string                  `json:"status"`
+	LakeRows      int64                   `json:"lake_rows"`
+	Checks        []Finding               `json:"checks"`
+	ControlTotals map[string]ControlTotal `json:"control_totals"`
+	Samples       []SamplePair            `json:"samples,omitempty"`
+}
+
+// Reconcile re-reads the table's current snapshot (not the writer's
+// counters) and compares it with what the read path saw. For a full load
+// the whole table must equal the load; for an incremental load the
+// snapshot's own rows are compared through the sample and the totals of the
+// load are not comparable to the whole table, so only the full-table checks
+// (nulls, duplicate keys) apply beyond counts of the load's files.
+func Reconcile(ctx context.Context, sc sink.Scanner, e Expectation) (*Reconciliation, error) {
+	r := &Reconciliation{Table: e.Table, ControlTotals: map[string]ControlTotal{}}
+	types := make([]plan.Type, len(e.Types))
+	for i, s := range e.Types {
+		t, err := plan.ParseType(s)
+		if err != nil {
+			return nil, fmt.Errorf("gate 4: column %s: %w", e.Columns[i], err)
+		}
+		types[i] = t
+	}
+	it, err := sc.Scan(ctx, 0, nil)
+	if err != nil {
+		return nil, fmt.Errorf("gate 4: read the lake table: %w", err)
+	}
+	lk := newLakeStats(e, types)
+	for rec, err := range it {
+		if err != nil {
+			return nil, fmt.Errorf("gate 4: read the lake table: %w", err)
+		}
+		lk.add(rec)
+		rec.Release()
+	}
+	r.LakeRows = lk.rows
+	full := e.Mode == "" || e.Mode == "full"
+	add := func(name string, ok bool, detail, fix string) {
+		st := Pass
+		if !ok {
+			st = Fail
+		}
+		r.Checks = append(r.Checks, Finding{Name: name, Status: st, Detail: detail, Fix: fix})
+	}
+	if full {
+		add("row count", lk.rows == e.Rows,
+			fmt.Sprintf("source accepted %d rows; the lake snapshot holds %d", e.Rows, lk.rows),
+			"the table changed outside Lima or the load lost rows: rerun with --full-refresh and inspect the table history")
+	} else {
+		add("row count", lk.rows >= e.Rows,
+			fmt.Sprintf("this load accepted %d rows; the lake table holds %d in all", e.Rows, lk.rows), "rows of this load are missing from the table")
+	}
+	cols := make([]string, 0, len(e.Sums))
+	for c := range e.Sums {
+		cols = append(cols, c)
+	}
+	sort.Strings(cols)
+	for _, c := range cols {
+		if !full {
+			break
+		}
+		i := slices.Index(e.Columns, c)
+		if i < 0 {
+			continue
+		}
+		ct, ok := compareSum(types[i], e.Sums[c], lk.sum(i))
+		r.ControlTotals[c] = ct
+		kind := "exact"
+		if !ct.Exact {
+			kind = fmt.Sprintf("within %g relative", FloatTolerance)
+		}
+		add("sum("+c+")", ok, fmt.Sprintf("source %s, lake %s, variance %s (%s)", ct.Source, ct.Target, ct.Variance, kind),
+			"a value changed between source and lake: compare the sample rows and the table history")
+	}
+	for i, c := range e.Columns {
+		if e.Required[i] {
+			n := lk.nulls[i]
+			add("no nulls in "+c, n == 0, fmt.Sprintf("%d null(s) in required column %s", n, c), "required values are missing in the lake: the table was written outside Lima")
+		}
+	}
+	if len(e.Keys) > 0 {
+		add("unique key ("+strings.Join(e.Keys, ", ")+")", lk.dups == 0, fmt.Sprintf("%d duplicate key(s) in %d rows", lk.dups, lk.rows),
+			"the same key was loaded twice: check for a load applied twice or rows appended outside Lima")
+	}
+	if full {
+		for _, c := range sortedKeys(e.Min) {
+			i := slices.Index(e.Columns, c)
+			if i < 0 {
+				continue
+			}
+			lmin, lmax := lk.minText(i), lk.maxText(i)
+			add("range of "+c, lmin == e.Min[c] && lmax == e.Max[c],
+				fmt.Sprintf("source %s … %s; lake %s … %s", e.Min[c], e.Max[c], lmin, lmax), "dates outside the loaded range are in the table")
+		}
+	}
+	matched := 0
+	for _, s := range e.Samples {
+		p := SamplePair{Locator: s.Loc.String(), Source: s.Values}
+		if lv, ok := lk.found[sampleKey(e, s)]; ok {
+			p.Lake = lv
+			p.Match = mapsEqual(s.Values, lv)
+		}
+		if p.Match {
+			matched++
+		}
+		r.Samples = append(r.Samples, p)
+	}
+	if len(e.Samples) > 0 {
+		add("sample rows side by side", matched == len(e.Samples), fmt.Sprintf("%d of %d sampled source rows found identical in the lake", matched, len(e.Samples)),
+			"open the sample pairs to see which value differs")
+	}
+	r.Status = Pass
+	for _, f := range r.Checks {
+		if f.Status == Fail {
+			r.Status = Fail
+		}
+	}
+	return r, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func sampleKey(e Expectation, s run.Sample) string {
+	var parts []string
+	if len(e.Keys) > 0 {
+		for _, k := range e.Keys {
+			parts = append(parts, s.Values[k])
+		}
+	} else {
+		for _, c := range e.Columns {
+			parts = append(parts, s.Values[c])
+		}
+	}
+	return strings.Join(parts, "\x00")
+}
+
+func compareSum(t plan.Type, src string, lake lakeSum) (ControlTotal, bool) {
+	if t.Kind == plan.Double {
+		sv, _ := strconv.ParseFloat(src, 64)
+		diff := lake.f - sv
+		den := math.Max(math.Abs(sv), math.Abs(lake.f))
+		ok := diff == 0 || (den > 0 && math.Abs(diff)/den <= FloatTolerance)
+		return ControlTotal{Source: src, Target: strconv.FormatFloat(lake.f, 'g', 17, 64), Variance: strconv.FormatFloat(diff, 'g', 6, 64)}, ok
+	}
+	scale := 0
+	if t.Kind == plan.Decimal {
+		scale = t.Scale
+	}
+	sv, ok := parseScaled(src, scale)
+	target := formatScaled(&lake.exact, scale)
+	if !ok {
+		return ControlTotal{Source: src, Target: target, Variance: "?", Exact: true}, false
+	}
+	diff := new(big.Int).Sub(&lake.exact, sv)
+	return ControlTotal{Source: src, Target: target, Variance: formatScaled(diff, scale), Exact: true}, diff.Sign() == 0
+}
+
+// parseScaled reads decimal text into an unscaled integer, independently of
+// the engine's parser.
+func parseScaled(s string, scale int) (*big.Int, bool) {
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	ip, fp, _ := strings.Cut(s, ".")
+	if len(fp) > scale {
+		return nil, false
+	}
+	fp += strings.Repeat("0", scale-len(fp))
+	v, ok := new(big.Int).SetString(ip+fp, 10)
+	if !ok {
+		return nil, false
+	}
+	if neg {
+		v.Neg(v)
+	}
+	return v, true
+}
+
+func formatScaled(v *big.Int, scale int) string {
+	neg := v.Sign() < 0
+	d := new(big.Int).Abs(v).String()
+	if scale > 0 {
+		for len(d) <= scale {
+			d = "0" + d
+		}
+		d = d[:len(d)-scale] + "." + d[len(d)-scale:]
+	}
+	if neg {
+		return "-" + d
+	}
+	return d
+}
+
+type lakeSum struct {
+	exact big.Int
+	f     float64
+}
+
+type lakeStats struct {
+	e       Expectation
+	types   []plan.Type
+	rows    int64
+	sums    map[int]*lakeSum
+	nulls   []int64
+	keyIdx  []int
+	keys    map[[2]uint64]struct{}
+	seed    [2]maphash.Seed
+	dups    int64
+	minmax  map[int]*[2]string
+	mmIdx   []int
+	want    map[string]bool
+	found   map[string]map[string]string
+	tmp     big.Int
+	colIdx  []int
+	started bool
+}
+
+func newLakeStats(e Expectation, types []plan.Type) *lakeStats {
+	l := &lakeStats{e: e, types: types, sums: map[int]*lakeSum{}, nulls: make([]int64, len(e.Columns)),
+		keys: map[[2]uint64]struct{}{}, seed: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
+		minmax: map[int]*[2]string{}, want: map[string]bool{}, found: map[string]map[string]string{}}
+	for c := range e.Sums {
+		if i := slices.Index(e.Columns, c); i >= 0 {
+			l.sums[i] = &lakeSum{}
+		}
+	}
+	for _, k := range e.Keys {
+		l.keyIdx = append(l.keyIdx, slices.Index(e.Columns, k))
+	}
+	for c := range e.Min {
+		if i := slices.Index(e.Columns, c); i >= 0 {
+			l.mmIdx = append(l.mmIdx, i)
+		}
+	}
+	for _, s := range e.Samples {
+		l.want[sampleKey(e, s)] = true
+	}
+	return l
+}
+
+func (l *lakeStats) sum(i int) lakeSum {
+	if s, ok := l.sums[i]; ok {
+		return *s
+	}
+	return lakeSum{}
+}
+
+func (l *lakeStats) minText(i int) string {
+	if m, ok := l.minmax[i]; ok {
+		return m[0]
+	}
+	return ""
+}
+
+func (l *lakeStats) maxText(i int) string {
+	if m, ok := l.minmax[i]; ok {
+		return m[1]
+	}
+	return ""
+}
+
+func (l *lakeStats) add(rec arrow.RecordBatch) {
+	if !l.started {
+		l.started = true
+		l.colIdx = make([]int, len(l.e.Columns))
+		for i, c := range l.e.Columns {
+			l.colIdx[i] = -1
+			for j, f := range rec.Schema().Fields() {
+				if f.Name == c {
+					l.colIdx[i] = j
+				}
+			}
+		}
+	}
+	n := int(rec.NumRows())
+	l.rows += int64(n)
+	col := func(i int) arrow.Array {
+		if l.colIdx[i] < 0 {
+			return nil
+		}
+		return rec.Column(l.colIdx[i])
+	}
+	for i := range l.e.Columns {
+		if a := col(i); a != nil {
+			l.nulls[i] += int64(a.NullN())
+		} else {
+			l.nulls[i] += int64(n)
+		}
+	}
+	for i, s := range l.sums {
+		a := col(i)
+		if a == nil {
+			continue
+		}
+		for r := 0; r < n; r++ {
+			if a.IsNull(r) {
+				continue
+			}
+			switch v := a.(type) {
+			case *array.Int32:
+				l.tmp.SetInt64(int64(v.Value(r)))
+				s.exact.Add(&s.exact, &l.tmp)
+			case *array.Int64:
+				l.tmp.SetInt64(v.Value(r))
+				s.exact.Add(&s.exact, &l.tmp)
+			case *array.Decimal128:
+				s.exact.Add(&s.exact, v.Value(r).BigInt())
+			case *array.Float64:
+				s.f += v.Value(r)
+			}
+		}
+	}
+	for _, i := range l.mmIdx {
+		a := col(i)
+		if a == nil {
+			continue
+		}
+		for r := 0; r < n; r++ {
+			if a.IsNull(r) {
+				continue
+			}
+			txt := FormatValue(a, r)
+			m, ok := l.minmax[i]
+			if !ok {
+				l.minmax[i] = &[2]string{txt, txt}
+				continue
+			}
+			if lessValue(a, r, m[0]) {
+				m[0] = txt
+			}
+			if lessValueRev(a, r, m[1]) {
+				m[1] = txt
+			}
+		}
+	}
+	if len(l.keyIdx) > 0 || len(l.want) > 0 {
+		for r := 0; r < n; r++ {
+			if len(l.keyIdx) > 0 {
+				var h1, h2 maphash.Hash
+				h1.SetSeed(l.seed[0])
+				h2.SetSeed(l.seed[1])
+				for _, i := range l.keyIdx {
+					var s string
+					if a := col(i); a != nil {
+						s = FormatValue(a, r)
+					}
+					h1.WriteString(s)
+					h1.WriteByte(0)
+					h2.WriteString(s)
+					h2.WriteByte(0)
+				}
+				k := [2]uint64{h1.Sum64(), h2.Sum64()}
+				if _, dup := l.keys[k]; dup {
+					l.dups++
+				} else {
+					l.keys[k] = struct{}{}
+				}
+			}
+			if len(l.want) > 0 {
+				var parts []string
+				idx := l.keyIdx
+				if len(idx) == 0 {
+					idx = make([]int, len(l.e.Columns))
+					for i := range idx {
+						idx[i] = i
+					}
+				}
+				for _, i := range idx {
+					if a := col(i); a != nil {
+						parts = append(parts, FormatValue(a, r))
+					} else {
+						parts = append(parts, "NULL")
+					}
+				}
+				key := strings.Join(parts, "\x00")
+				if l.want[key] {
+					vals := map[string]string{}
+					for i, c := range l.e.Columns {
+						if a := col(i); a != nil {
+							vals[c] = FormatValue(a, r)
+						}
+					}
+					l.found[key] = vals
+				}
+			}
+		}
+	}
+}
+
+// lessValue reports whether a[r] sorts before the canonical text cur.
+func lessValue(a arrow.Array, r int, cur string) bool {
+	return compareText(a, FormatValue(a, r), cur) < 0
+}
+
+func lessValueRev(a arrow.Array, r int, cur string) bool {
+	return compareText(a, FormatValue(a, r), cur) > 0
+}
+
+// compareText orders canonical texts of a column's type. Dates and
+// timestamps in canonical form order as text; numbers are compared as
+// numbers.
+func compareText(a arrow.Array, x, y string) int {
+	switch a.DataType().ID() {
+	case arrow.INT32, arrow.INT64, arrow.DECIMAL128, arrow.FLOAT64:
+		fx, _ := new(big.Float).SetString(x)
+		fy, _ := new(big.Float).SetString(y)
+		if fx == nil || fy == nil {
+			return strings.Compare(x, y)
+		}
+		return fx.Cmp(fy)
+	}
+	return strings.Compare(x, y)
+}
+
+// FormatValue is the canonical text of an Arrow value, written here
+// independently of the engine's formatter so that gate 4 does not trust the
+// write path.
+func FormatValue(a arrow.Array, r int) string {
+	if a.IsNull(r) {
+		return "NULL"
+	}
+	switch v := a.(type) {
+	case *array.String:
+		return v.Value(r)
+	case *array.Int32:
+		return strconv.FormatInt(int64(v.Value(r)), 10)
+	case *array.Int64:
+		return strconv.FormatInt(v.Value(r), 10)
+	case *array.Float64:
+		return strconv.FormatFloat(v.Value(r), 'g', -1, 64)
+	case *array.Decimal128:
+		scale := v.DataType().(*arrow.Decimal128Type).Scale
+		return formatScaled(v.Value(r).BigInt(), int(scale))
+	case *array.Date32:
+		return time.Unix(int64(v.Value(r))*86400, 0).UTC().Format("2006-01-02")
+	case *array.Timestamp:
+		tt := v.DataType().(*arrow.TimestampType)
+		var t time.Time
+		switch tt.Unit {
+		case arrow.Nanosecond:
+			t = time.Unix(0, int64(v.Value(r)))
+		default:
+			t = time.UnixMicro(int64(v.Value(r)))
+		}
+		if tt.TimeZone != "" {
+			return t.UTC().Format("2006-01-02T15:04:05.000000Z")
+		}
+		return t.UTC().Format("2006-01-02T15:04:05.000000")
+	case *array.Boolean:
+		return strconv.FormatBool(v.Value(r))
+	case *array.Binary:
+		return string(v.Value(r))
+	}
+	return a.ValueStr(r)
+}
+
+var _ = decimal128.Num{}
+
+// ErrReconciliation marks a gate 4 failure (exit code 3).
+var ErrReconciliation = errors.New("reconciliation failed")

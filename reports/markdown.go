@@ -1,0 +1,187 @@
+package reports
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Markdown renders the report for people. Cell values come from data, so
+// they are escaped for Markdown tables.
+func Markdown(r *Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Lima run %s\n\n", r.RunID)
+	fmt.Fprintf(&b, "- **Status:** %s\n", statusWord(r.Status))
+	fmt.Fprintf(&b, "- **Started:** %s  \n- **Finished:** %s (%s)\n", r.StartedAt.Format("2006-01-02 15:04:05 MST"),
+		r.FinishedAt.Format("2006-01-02 15:04:05 MST"), r.FinishedAt.Sub(r.StartedAt).Round(1e6))
+	if r.Deadline != nil {
+		fmt.Fprintf(&b, "- **Deadline:** %s — %s\n", r.Deadline.Format("2006-01-02 15:04 MST"), r.DeadlineBy)
+	} else {
+		b.WriteString("- **Deadline:** none set in the plan\n")
+	}
+	fmt.Fprintf(&b, "- **Plan hash:** `%s`\n\n", short(r.PlanHash))
+
+	b.WriteString("## Tables\n\n| table | mode | status | read | loaded | held back | skipped | balanced | gate 4 | snapshot |\n|---|---|---|--:|--:|--:|--:|---|---|---|\n")
+	for _, t := range r.Tables {
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d | %d | %s | %s | %d |\n", md(t.Name), t.Mode, t.Status, t.RowsRead, t.RowsLoaded,
+			t.RowsQuarantined, t.RowsSkipped, yesNo(t.Balanced), mark(t.Reconciliation), t.SnapshotID)
+	}
+	for _, t := range r.Tables {
+		fmt.Fprintf(&b, "\n## %s\n\n", md(t.Name))
+		if t.Error != "" {
+			fmt.Fprintf(&b, "**Error:** %s\n\n", md(t.Error))
+		}
+		fmt.Fprintf(&b, "Load `%s`, watermark %s → %s.\n\n", t.LoadID, orDash(t.WatermarkBefore), orDash(t.WatermarkAfter))
+		if len(t.SkippedBy) > 0 {
+			b.WriteString("Skipped rows: ")
+			var parts []string
+			for _, k := range sortedInt(t.SkippedBy) {
+				parts = append(parts, fmt.Sprintf("%s %d", k, t.SkippedBy[k]))
+			}
+			b.WriteString(strings.Join(parts, ", ") + ".\n\n")
+		}
+		if len(t.ControlTotals) > 0 {
+			b.WriteString("| control total | source | lake | variance |\n|---|--:|--:|--:|\n")
+			cols := make([]string, 0, len(t.ControlTotals))
+			for c := range t.ControlTotals {
+				cols = append(cols, c)
+			}
+			sort.Strings(cols)
+			for _, c := range cols {
+				ct := t.ControlTotals[c]
+				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", md(c), ct.Source, ct.Target, ct.Variance)
+			}
+			b.WriteString("\n")
+		}
+		if len(t.Checks) > 0 {
+			b.WriteString("| check | result | evidence |\n|---|---|---|\n")
+			for _, c := range t.Checks {
+				fmt.Fprintf(&b, "| %s | %s | %s |\n", md(c.Name), mark(c.Status), md(c.Detail))
+			}
+			b.WriteString("\n")
+		}
+		if len(t.Normalizations) > 0 {
+			b.WriteString("| column | fix | rows |\n|---|---|--:|\n")
+			for _, n := range t.Normalizations {
+				fmt.Fprintf(&b, "| %s | %s | %d |\n", md(n.Column), md(n.Fix), n.Count)
+			}
+			b.WriteString("\n")
+		}
+		if len(t.Samples) > 0 {
+			b.WriteString("Sample rows, source vs lake:\n\n")
+			for _, s := range t.Samples {
+				fmt.Fprintf(&b, "- %s %s: %s\n", mark(passIf(s.Match)), md(s.Locator), md(rowText(s.Source)))
+				if !s.Match {
+					fmt.Fprintf(&b, "  - lake: %s\n", md(rowText(s.Lake)))
+				}
+			}
+			b.WriteString("\n")
+		}
+		if len(t.Exceptions) > 0 {
+			b.WriteString("| held back | where | rule | reason | owner |\n|---|---|---|---|---|\n")
+			for _, e := range t.Exceptions {
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", e.Level, md(e.Locator), md(e.Rules), md(e.Reason), md(e.Owner))
+			}
+			if int64(len(t.Exceptions)) < t.RowsQuarantined {
+				fmt.Fprintf(&b, "\n…and %d more; see `lima-tui exceptions`.\n", t.RowsQuarantined-int64(len(t.Exceptions)))
+			}
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("## Exceptions\n\n")
+	fmt.Fprintf(&b, "%d held back (%d whole files).\n\n", r.Exceptions.Total, r.Exceptions.Files)
+	for _, k := range sortedInt(r.Exceptions.ByOwner) {
+		fmt.Fprintf(&b, "- owner %s: %d\n", md(k), r.Exceptions.ByOwner[k])
+	}
+	for _, k := range sortedInt(r.Exceptions.ByRule) {
+		fmt.Fprintf(&b, "- rule %s: %d\n", md(k), r.Exceptions.ByRule[k])
+	}
+	return b.String()
+}
+
+func rowText(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, k+"="+m[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+func sortedInt(m map[string]int64) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func statusWord(s string) string {
+	switch s {
+	case StatusOK:
+		return "✓ ok"
+	case StatusReconciliationFailed:
+		return "✗ loaded, but reconciliation failed"
+	}
+	return "✗ failed"
+}
+
+func mark(s string) string {
+	switch s {
+	case "pass":
+		return "✓ pass"
+	case "fail":
+		return "✗ fail"
+	}
+	return "– " + s
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "✓ yes"
+	}
+	return "✗ no"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// md escapes text for a Markdown table cell and makes control characters
+// visible.
+func md(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '|':
+			b.WriteString(`\|`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '`', r == '*', r == '<', r == '>', r == '[', r == ']':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,335 @@
+// Package reports writes the run report (report.json and report.md) that
+// says, per table, rows in, rows out, control totals and variance, checks,
+// normalizations and the exceptions held back with their owners.
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/engine/run"
+	"github.com/lima-lake/lima/gates"
+	"github.com/lima-lake/lima/internal/fsx"
+)
+
+// Run statuses.
+const (
+	StatusOK                   = "ok"
+	StatusFailed               = "failed"
+	StatusReconciliationFailed = "reconciliation_failed"
+)
+
+// Report is report.json. Field names are stable; more may be added.
+type Report struct {
+	RunID       string        `json:"run_id"`
+	Status      string        `json:"status"`
+	PlanHash    string        `json:"plan_hash"`
+	StartedAt   time.Time     `json:"started_at"`
+	FinishedAt  time.Time     `json:"finished_at"`
+	Deadline    *time.Time    `json:"deadline"`
+	DeadlineMet *bool         `json:"deadline_met"`
+	DeadlineBy  string        `json:"deadline_margin,omitempty"`
+	Tables      []TableReport `json:"tables"`
+	Exceptions  Exceptions    `json:"exceptions"`
+}
+
+// TableReport is one table's outcome.
+type TableReport struct {
+	Name            string                        `json:"name"`
+	Mode            string                        `json:"mode"`
+	Status          string                        `json:"status"`
+	Error           string                        `json:"error,omitempty"`
+	LoadID          string                        `json:"load_id"`
+	SnapshotID      int64                         `json:"snapshot_id"`
+	CommitAttempts  int                           `json:"commit_attempts,omitempty"`
+	WatermarkBefore string                        `json:"watermark_before"`
+	WatermarkAfter  string                        `json:"watermark_after"`
+	RowsRead        int64                         `json:"rows_read"`
+	RowsLoaded      int64                         `json:"rows_loaded"`
+	RowsQuarantined int64                         `json:"rows_quarantined"`
+	RowsSkipped     int64                         `json:"rows_skipped"`
+	SkippedBy       map[string]int64              `json:"rows_skipped_by_reason"`
+	Balanced        bool                          `json:"balanced"`
+	Reconciliation  string                        `json:"reconciliation"`
+	ControlTotals   map[string]gates.ControlTotal `json:"control_totals"`
+	Checks          []gates.Finding               `json:"checks"`
+	Samples         []gates.SamplePair            `json:"samples,omitempty"`
+	Normalizations  []Normalization               `json:"normalizations"`
+	Files           []run.FileResult              `json:"files"`
+	DataFiles       int                           `json:"data_files_written"`
+	DataBytes       int64                         `json:"data_bytes_written"`
+	InputBytes      int64                         `json:"input_bytes"`
+	Seconds         float64                       `json:"seconds"`
+	Exceptions      []ExceptionView               `json:"exceptions_sample,omitempty"`
+}
+
+// Normalization is one fix with its count.
+type Normalization struct {
+	Column string `json:"column"`
+	Fix    string `json:"fix"`
+	Count  int64  `json:"count"`
+}
+
+// ExceptionView is a held-back row in the report.
+type ExceptionView struct {
+	Level   string `json:"level"`
+	Locator string `json:"locator"`
+	Rules   string `json:"rules"`
+	Reason  string `json:"reason"`
+	Owner   string `json:"owner"`
+}
+
+// Exceptions counts what was held back.
+type Exceptions struct {
+	Total   int64            `json:"total"`
+	Files   int64            `json:"files"`
+	ByTable map[string]int64 `json:"by_table"`
+	ByRule  map[string]int64 `json:"by_rule"`
+	ByOwner map[string]int64 `json:"by_owner"`
+}
+
+// Build assembles the report of a run.
+func Build(p *plan.Plan, res *run.Result, recs map[string]*gates.Reconciliation) *Report {
+	r := &Report{RunID: res.RunID, PlanHash: p.Hash(), StartedAt: res.Started, FinishedAt: res.Finished, Status: StatusOK,
+		Exceptions: Exceptions{ByTable: map[string]int64{}, ByRule: map[string]int64{}, ByOwner: map[string]int64{}}}
+	if dl, ok := Deadline(p, res.Started); ok {
+		r.Deadline = &dl
+		met := !res.Finished.After(dl)
+		r.DeadlineMet = &met
+		if met {
+			r.DeadlineBy = "met with " + dl.Sub(res.Finished).Round(time.Second).String() + " to spare"
+		} else {
+			r.DeadlineBy = "missed by " + res.Finished.Sub(dl).Round(time.Second).String()
+		}
+	}
+	for _, tr := range res.Tables {
+		t := TableReport{Name: tr.Name, Mode: tr.Mode, Status: tr.Status, LoadID: tr.LoadID, SnapshotID: tr.Commit.SnapshotID,
+			CommitAttempts: tr.Commit.Attempts, WatermarkBefore: tr.WatermarkBefore, WatermarkAfter: tr.WatermarkAfter,
+			RowsRead: tr.RowsRead, RowsLoaded: tr.RowsLoaded, RowsQuarantined: tr.RowsQuarantined, RowsSkipped: tr.RowsSkipped,
+			SkippedBy: tr.SkippedBy, Balanced: tr.Balanced(), Files: tr.Files, DataFiles: tr.StagedFiles, DataBytes: tr.StagedBytes,
+			InputBytes: tr.InputBytes, Seconds: tr.Finished.Sub(tr.Started).Seconds(), ControlTotals: map[string]gates.ControlTotal{},
+			Reconciliation: gates.Skip, Normalizations: []Normalization{}, Checks: []gates.Finding{}}
+		if tr.Files == nil {
+			t.Files = []run.FileResult{}
+		}
+		if tr.Err != nil {
+			t.Error = tr.Err.Error()
+			r.Status = StatusFailed
+		}
+		if !t.Balanced {
+			r.Status = StatusFailed
+		}
+		t.Checks = append(t.Checks, gates.Finding{Name: "conservation", Status: passIf(t.Balanced),
+			Detail: fmt.Sprintf("read %d = loaded %d + quarantined %d + skipped %d", tr.RowsRead, tr.RowsLoaded, tr.RowsQuarantined, tr.RowsSkipped)})
+		if rec := recs[tr.Name]; rec != nil {
+			t.Reconciliation = rec.Status
+			t.ControlTotals = rec.ControlTotals
+			t.Checks = append(t.Checks, rec.Checks...)
+			t.Samples = rec.Samples
+			if rec.Status == gates.Fail && r.Status == StatusOK {
+				r.Status = StatusReconciliationFailed
+			}
+		} else if tr.Status == run.StatusAlreadyLoaded {
+			t.Checks = append(t.Checks, gates.Finding{Name: "already loaded", Status: gates.Skip,
+				Detail: fmt.Sprintf("this input was committed before as load %s in snapshot %d; nothing was added", tr.LoadID, tr.Commit.SnapshotID)})
+		}
+		for _, n := range tr.Normalizations {
+			t.Normalizations = append(t.Normalizations, Normalization(n))
+		}
+		all := append(append([]run.Exception{}, tr.FileExceptions...), tr.Exceptions...)
+		for _, e := range all {
+			var reasons []string
+			for _, ce := range e.Errors {
+				s := ce.Reason
+				if ce.Column != "" {
+					s = ce.Column + ": " + s
+				}
+				reasons = append(reasons, s)
+			}
+			col := ""
+			if len(e.Errors) > 0 {
+				col = e.Errors[0].Column
+			}
+			rules := e.Rules()
+			t.Exceptions = append(t.Exceptions, ExceptionView{Level: e.Level, Locator: e.Loc.String(), Rules: strings.Join(rules, ","),
+				Reason: strings.Join(reasons, "; "), Owner: OwnerFor(p, tr.Name, col, first(rules))})
+		}
+		r.Exceptions.Total += tr.RowsQuarantined + int64(len(tr.FileExceptions))
+		r.Exceptions.Files += int64(len(tr.FileExceptions))
+		if n := tr.RowsQuarantined + int64(len(tr.FileExceptions)); n > 0 {
+			r.Exceptions.ByTable[tr.Name] += n
+		}
+		for rule, n := range tr.QuarantinedBy {
+			r.Exceptions.ByRule[rule] += n
+		}
+		if len(tr.FileExceptions) > 0 {
+			r.Exceptions.ByRule[run.RuleFile] += int64(len(tr.FileExceptions))
+		}
+		// Owners: every exception counted once, routed by its first failure.
+		for range tr.FileExceptions {
+			r.Exceptions.ByOwner[OwnerFor(p, tr.Name, "", run.RuleFile)]++
+		}
+		if tr.RowsQuarantined > int64(len(tr.Exceptions)) {
+			// Only the first exceptions are kept in memory; route the rest
+			// by table default.
+			r.Exceptions.ByOwner[OwnerFor(p, tr.Name, "", "")] += tr.RowsQuarantined - int64(len(tr.Exceptions))
+		}
+		for _, e := range tr.Exceptions {
+			col := ""
+			if len(e.Errors) > 0 {
+				col = e.Errors[0].Column
+			}
+			r.Exceptions.ByOwner[OwnerFor(p, tr.Name, col, first(e.Rules()))]++
+		}
+		r.Tables = append(r.Tables, t)
+	}
+	return r
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
+
+func passIf(ok bool) string {
+	if ok {
+		return gates.Pass
+	}
+	return gates.Fail
+}
+
+// OwnerFor routes an exception: the first owner whose table, column and
+// rule (each optional) match, else the default owner.
+func OwnerFor(p *plan.Plan, table, column, rule string) string {
+	def := "unassigned"
+	for _, o := range p.Owners {
+		if o.Default {
+			def = o.Name
+			continue
+		}
+		if (o.Table == "" || o.Table == table) && (o.Column == "" || o.Column == column) && (o.Rule == "" || o.Rule == rule) {
+			return o.Name
+		}
+	}
+	return def
+}
+
+// Deadline is the first occurrence of the schedule's deadline (HH:MM in the
+// schedule's time zone) at or after the run's start: a nightly run that
+// starts at 02:00 with a 06:00 deadline must finish by 06:00 that morning.
+func Deadline(p *plan.Plan, started time.Time) (time.Time, bool) {
+	if p.Schedule.Deadline == "" {
+		return time.Time{}, false
+	}
+	loc := time.UTC
+	if p.Schedule.Timezone != "" {
+		l, err := time.LoadLocation(p.Schedule.Timezone)
+		if err != nil {
+			return time.Time{}, false
+		}
+		loc = l
+	}
+	hm, err := time.Parse("15:04", p.Schedule.Deadline)
+	if err != nil {
+		return time.Time{}, false
+	}
+	s := started.In(loc)
+	d := time.Date(s.Year(), s.Month(), s.Day(), hm.Hour(), hm.Minute(), 0, 0, loc)
+	if d.Before(s) {
+		d = time.Date(s.Year(), s.Month(), s.Day()+1, hm.Hour(), hm.Minute(), 0, 0, loc)
+	}
+	return d, true
+}
+
+// ExitCode is the process exit code the report implies.
+func (r *Report) ExitCode() int {
+	switch r.Status {
+	case StatusOK:
+		return 0
+	case StatusReconciliationFailed:
+		return 3
+	}
+	return 1
+}
+
+// Write writes report.json and report.md under dir/<run-id>/ atomically and
+// returns the JSON path.
+func Write(dir string, r *Report, exp []gates.Expectation) (string, error) {
+	d := filepath.Join(dir, r.RunID)
+	if err := fsx.MkdirPrivate(d); err != nil {
+		return "", err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	jp := filepath.Join(d, "report.json")
+	if err := fsx.WriteFileAtomic(jp, append(b, '\n')); err != nil {
+		return "", err
+	}
+	if exp != nil {
+		eb, err := json.MarshalIndent(exp, "", "  ")
+		if err != nil {
+			return "", err
+		}
+		if err := fsx.WriteFileAtomic(filepath.Join(d, "expected.json"), append(eb, '\n')); err != nil {
+			return "", err
+		}
+	}
+	if err := fsx.WriteFileAtomic(filepath.Join(d, "report.md"), []byte(Markdown(r))); err != nil {
+		return "", err
+	}
+	return jp, nil
+}
+
+// Read loads a report.json.
+func Read(path string) (*Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &r, nil
+}
+
+// ReadExpectations loads the expectations saved with a run.
+func ReadExpectations(dir, runID string) ([]gates.Expectation, error) {
+	b, err := os.ReadFile(filepath.Join(dir, runID, "expected.json"))
+	if err != nil {
+		return nil, err
+	}
+	var e []gates.Expectation
+	return e, json.Unmarshal(b, &e)
+}
+
+// Latest returns the id of the newest run under dir.
+func Latest(dir string) (string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	var ids []string
+	for _, e := range ents {
+		if e.IsDir() {
+			if _, err := os.Stat(filepath.Join(dir, e.Name(), "report.json")); err == nil {
+				ids = append(ids, e.Name())
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return "", fmt.Errorf("no run reports in %s", dir)
+	}
+	sort.Strings(ids)
+	return ids[len(ids)-1], nil
+}
