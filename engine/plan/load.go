@@ -308,7 +308,7 @@ func (w *walker) structFields(n *yaml.Node, t reflect.Type, path string, depth i
 		fp := joinKey(path, k.Value)
 		ft, ok := fields.byName[k.Value]
 		if !ok {
-			w.c.addAt(fp, k.Line, "unknown field%s", hint(k.Value, fields.names, "valid fields"))
+			w.c.addAt(fp, k.Line, "unknown field%s", unknownFieldHint(k.Value, fields))
 			return
 		}
 		if explicit {
@@ -323,6 +323,28 @@ func (w *walker) structFields(n *yaml.Node, t reflect.Type, path string, depth i
 		w.note(fp, k.Line)
 		w.walk(v, ft, fp, depth+1)
 	})
+}
+
+// unknownFieldHint suggests a close field name; failing that, the field one
+// level down that has exactly this name (mode under a table: load.mode);
+// failing that, it lists the valid fields.
+func unknownFieldHint(name string, fields *structInfo) string {
+	if s, ok := suggest(name, fields.names); ok {
+		return fmt.Sprintf("; did you mean %q?", s)
+	}
+	for _, parent := range fields.names {
+		t := fields.byName[parent]
+		if t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			continue
+		}
+		if _, ok := fieldsOf(t).byName[name]; ok {
+			return fmt.Sprintf("; %s belongs under %s: write it as %s.%s", name, parent, parent, name)
+		}
+	}
+	return hint(name, fields.names, "valid fields")
 }
 
 func (w *walker) mapEntries(n *yaml.Node, t reflect.Type, path string, depth int, seen map[string]int) {

@@ -5,8 +5,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
+	"weak"
 )
 
 // planHead is a small valid plan; tests append a tables: section.
@@ -42,6 +45,11 @@ Platform:
   inspections:
     load: {colour: red}
 `, `platform.yaml:8: tables.inspections.load.colour: unknown field; valid fields: mode, keys, watermark`},
+		{"field one level too high", planHead + `tables:
+  inspections:
+    source: {name: field, files: ["*.csv"]}
+    mode: incremental
+`, `platform.yaml:9: tables.inspections.mode: unknown field; mode belongs under load: write it as load.mode`},
 		{"in a list item", planHead + `tables:
   inspections:
     columns:
@@ -280,4 +288,23 @@ func TestSuggest(t *testing.T) {
 	if d := editDistance("kitten", "sitting"); d != 3 {
 		t.Errorf("kitten/sitting = %d, want 3", d)
 	}
+}
+
+// TestLinesAreReleased: the side table of lines does not keep plans alive.
+func TestLinesAreReleased(t *testing.T) {
+	p := loadFixture(t)
+	wp := weak.Make(p)
+	if originOf(p) == nil {
+		t.Fatal("no lines recorded by Load")
+	}
+	p = nil
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		runtime.GC()
+		if _, ok := origins.Load(wp); !ok {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Error("lines of a collected plan are still recorded")
 }

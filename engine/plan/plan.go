@@ -4,6 +4,12 @@
 // Field names follow the data-platform contract (platform, storage, tables,
 // data_quality_issues, etl, downstream); Lima adds sources, per-table source
 // and load, checks, owners, schedule and gates.
+//
+// Load/Parse read a plan strictly (unknown fields, wrong value types and
+// duplicate keys are errors with path, line and a suggestion); Validate
+// checks its content; Write saves it atomically (0600); Hash is what gate 3
+// approves. Problems are reported as a *ValidationError (errors.Is
+// ErrInvalidPlan) listing every FieldError.
 package plan
 
 // SchemaVersion is the version of the platform.yaml layout this build reads

@@ -165,9 +165,12 @@ func (p *Plan) relocate(data []byte, path string) {
 // gates, platform.created and platform.updated cleared: recording an
 // approval or touching the timestamps leaves it alone, any change to what
 // would be built or loaded changes it. Map order does not matter. It is
-// what gate 3 records as the approved plan_hash. Returns "" only if the plan
-// cannot be encoded, which does not happen for plans of these types.
+// what gate 3 records as the approved plan_hash. Returns "" for a nil plan,
+// or if the plan cannot be encoded (which does not happen for these types).
 func (p *Plan) Hash() string {
+	if p == nil {
+		return ""
+	}
 	c := *p
 	c.Gates = Gates{}
 	c.Platform.Created, c.Platform.Updated = "", ""

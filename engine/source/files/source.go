@@ -212,7 +212,7 @@ func parseGlob(g string) ([]string, error) {
 	if strings.Contains(g, "\x00") {
 		return nil, fmt.Errorf("files: glob %q contains a NUL byte", g)
 	}
-	if path.IsAbs(g) || filepath.IsAbs(g) || filepath.VolumeName(g) != "" || strings.HasPrefix(g, `\`) {
+	if path.IsAbs(g) || filepath.IsAbs(g) || filepath.VolumeName(g) != "" {
 		return nil, fmt.Errorf("files: glob %q is absolute; globs are relative to the source root: %w", g, ErrEscapesRoot)
 	}
 	g = norm.NFC.String(g)
@@ -300,7 +300,7 @@ func relPath(abs string, u source.Unit) (string, error) {
 	if name == "" {
 		return "", errors.New("files: unit has neither path nor name")
 	}
-	if path.IsAbs(name) || filepath.IsAbs(name) || filepath.VolumeName(name) != "" || strings.HasPrefix(name, `\`) {
+	if path.IsAbs(name) || filepath.IsAbs(name) || filepath.VolumeName(name) != "" {
 		return "", fmt.Errorf("files: unit name %q is absolute: %w", name, ErrEscapesRoot)
 	}
 	for _, seg := range strings.Split(name, "/") {
@@ -395,6 +395,8 @@ func pickFormat(format, name string) (string, error) {
 		return "ndjson", nil
 	case ".parquet":
 		return "parquet", nil
+	case "":
+		return "", errors.New("no file extension to tell the format: set the format to csv, ndjson or parquet")
 	default:
 		return "", fmt.Errorf("unknown file type %q: set the format to csv, ndjson or parquet", ext)
 	}

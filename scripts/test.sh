@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The test command of `make test` and CI: lint, unit and integration tests,
+# and a short run of every fuzz target.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export GOFLAGS="${GOFLAGS:--buildvcs=false}"
+
+echo "== gofmt"
+unformatted="$(gofmt -l . | grep -v '^bench/' || true)"
+if [ -n "$unformatted" ]; then
+  echo "gofmt: these files need formatting:"; echo "$unformatted"; exit 1
+fi
+echo "== go vet"
+go vet ./...
+
+echo "== go test"
+go test -count=1 -timeout 20m ./...
+
+echo "== short fuzz"
+FUZZTIME="${FUZZTIME:-5s}" bash scripts/fuzz.sh
