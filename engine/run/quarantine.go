@@ -15,12 +15,12 @@ import (
 
 // Exception is a row (or a whole file) held back from the lake.
 type Exception struct {
-	RunID  string          `json:"run_id"`
-	LoadID string          `json:"load_id"`
-	Table  string          `json:"table"`
-	Level  string          `json:"level"` // row or file
-	Loc    source.Locator  `json:"locator"`
-	Raw    string          `json:"raw,omitempty"`
+	RunID  string            `json:"run_id"`
+	LoadID string            `json:"load_id"`
+	Table  string            `json:"table"`
+	Level  string            `json:"level"` // row or file
+	Loc    source.Locator    `json:"locator"`
+	Raw    string            `json:"raw,omitempty"`
 	Errors []clean.CellError `json:"errors"`
 }
 
