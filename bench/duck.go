@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
-
-	_ "github.com/duckdb/duckdb-go/v2" // registers the "duckdb" driver
+	"path/filepath"
 )
 
 // DuckDB variants, each run in its own child process.
@@ -26,66 +23,24 @@ type duckResult struct {
 	Types   string `json:"types"` // column: type as DuckDB read them
 }
 
-func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
-// duckQuery is the SELECT each variant copies to Parquet.
-func duckQuery(variant, csv string) (string, error) {
-	switch variant {
-	case duckVarchar:
-		return fmt.Sprintf("SELECT * FROM read_csv(%s, header=true, all_varchar=true)", sqlString(csv)), nil
-	case duckAuto:
-		return fmt.Sprintf("SELECT * FROM read_csv_auto(%s, header=true, ignore_errors=true)", sqlString(csv)), nil
+// runDuck runs one DuckDB variant in a child process.
+func runDuck(ctx context.Context, o options, self, root, variant, csv string) duckRun {
+	d := duckRun{Variant: variant}
+	dir := filepath.Join(root, "duckdb")
+	if d.Err = os.MkdirAll(dir, 0o755); d.Err != nil {
+		return d
 	}
-	return "", fmt.Errorf("unknown DuckDB variant %q", variant)
-}
-
-// duckChild is the body of the hidden -duckdb-child mode: copy csv to a
-// zstd Parquet file at out with DuckDB and print a duckResult.
-func duckChild(variant, csv, out string) error {
-	q, err := duckQuery(variant, csv)
-	if err != nil {
-		return err
+	logf("duckdb %s", variant)
+	d.M, d.Err = runMeasured(ctx, o.tee, self, childFlag, variant, csv, filepath.Join(dir, variant+".parquet"))
+	if d.Err != nil {
+		return d
 	}
-	os.Remove(out)
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		return err
+	if d.M.ExitCode != 0 {
+		d.Err = fmt.Errorf("exit %d: %s", d.M.ExitCode, tail(d.M.Stderr, 5))
+		return d
 	}
-	defer db.Close()
-	ctx := context.Background()
-	var r duckResult
-	if err := db.QueryRowContext(ctx, "SELECT version()").Scan(&r.Version); err != nil {
-		return err
+	if err := json.Unmarshal([]byte(lastLine(d.M.Stdout)), &d.Res); err != nil {
+		d.Err = fmt.Errorf("no result from the DuckDB child: %v", err)
 	}
-	res, err := db.ExecContext(ctx, fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION zstd)", q, sqlString(out)))
-	if err != nil {
-		return err
-	}
-	if r.Rows, err = res.RowsAffected(); err != nil {
-		return err
-	}
-	// The schema DuckDB gave the columns (sniffing only: cheap).
-	rows, err := db.QueryContext(ctx, "DESCRIBE "+q)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var types []string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return err
-		}
-		types = append(types, vals[0].String+" "+vals[1].String)
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	r.Types = strings.Join(types, ", ")
-	return json.NewEncoder(os.Stdout).Encode(r)
+	return d
 }

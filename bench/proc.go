@@ -16,14 +16,15 @@ import (
 // output.
 type measured struct {
 	Wall     time.Duration
-	MaxRSSKB int64 // ru_maxrss: KiB on Linux (bytes on macOS, see maxRSSBytes)
+	CPU      time.Duration // user + system time of the child
+	MaxRSS   int64         // raw ru_maxrss: KiB on Linux, bytes on macOS (see maxRSSBytes)
 	ExitCode int
 	Stdout   []byte
 	Stderr   []byte
 }
 
 // PeakRSSMB is the peak resident set size in MB (10^6 bytes).
-func (m measured) PeakRSSMB() float64 { return float64(maxRSSBytes(m.MaxRSSKB)) / 1e6 }
+func (m measured) PeakRSSMB() float64 { return float64(maxRSSBytes(m.MaxRSS)) / 1e6 }
 
 // runMeasured runs name with args as a child process and measures it. The
 // child's stderr goes to the returned buffer and, when tee is set, to ours.
@@ -46,7 +47,8 @@ func runMeasured(ctx context.Context, tee bool, name string, args ...string) (me
 	}
 	m.ExitCode = cmd.ProcessState.ExitCode()
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		m.MaxRSSKB = int64(ru.Maxrss)
+		m.MaxRSS = int64(ru.Maxrss)
+		m.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	if _, isExit := err.(*exec.ExitError); isExit {
 		err = nil // a non-zero exit is reported through ExitCode

@@ -84,7 +84,7 @@ func hasScheme(s string) bool {
 func NewRunID(now time.Time) string {
 	var b [3]byte
 	_, _ = rand.Read(b[:])
-	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+	return now.UTC().Format("20060102T150405.000000Z") + "-" + hex.EncodeToString(b[:])
 }
 
 // LoadPlan reads and validates platform.yaml.

@@ -396,7 +396,7 @@ func (t *Table) Commit(ctx context.Context, s sink.Staged, p sink.CommitProps) (
 		}
 		// Look before (re)trying: the previous attempt may have been applied.
 		if c, found := findLoad(tbl, p.LoadID); found {
-			c.AlreadyCommitted = attempt > 1 || true
+			c.AlreadyCommitted = true
 			c.Attempts = attempt
 			return c, nil
 		}
