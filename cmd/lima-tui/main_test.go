@@ -40,7 +40,7 @@ func TestDemoJSONThenRerunThenTamperedReconcile(t *testing.T) {
 		Status string `json:"status"`
 		Report string `json:"report"`
 		Tables []struct {
-			Name                                           string
+			Name                                               string
 			RowsRead, RowsLoaded, RowsQuarantined, RowsSkipped int64
 		} `json:"tables"`
 	}
