@@ -400,6 +400,13 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 	defer cancel()
 	go func() {
 		defer close(batches)
+		defer func() {
+			// A bug must fail this table with a clear error, not take the
+			// process (and the other tables' commits) down.
+			if r := recover(); r != nil {
+				readErr <- fmt.Errorf("internal error while reading %s: %v", name, r)
+			}
+		}()
 		readErr <- l.readAll(rctx, src, units, sourceOptions(t, rs.srcNames), batches)
 	}()
 	prog.Phase.Store("loading")
