@@ -37,6 +37,12 @@ const (
 // Rules lists the check rules in the order they are documented.
 var Rules = []string{RuleNotNull, RuleUnique, RuleRange, RuleRegex, RuleAllowed, RuleMaxLength}
 
+// ExceptionRules are the rule ids an exception can carry besides the
+// declared checks: a value that does not cast, a row that cannot be split,
+// a file that cannot be read, bytes invalid in the file's encoding.
+// Owners may route by any of them.
+var ExceptionRules = []string{"type", "malformed_row", "unreadable_file", "encoding"}
+
 // TableNames returns the names of the tables, sorted.
 func (p *Plan) TableNames() []string {
 	names := make([]string, 0, len(p.Tables))

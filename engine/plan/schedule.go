@@ -69,11 +69,59 @@ func (s Schedule) Location() (*time.Location, error) {
 	return loc, nil
 }
 
-// DeadlineAfter parses Owner.Deadline: how long an open exception may wait
-// before it is overdue, as a Go duration (90m, 48h, 1h30m) or whole days or
-// weeks (2d, 1w). Empty gives 0, meaning no deadline.
+// DeadlineAfter parses a span Owner.Deadline: how long an open exception
+// may wait before it is overdue, as a Go duration (90m, 48h, 1h30m) or whole
+// days or weeks (2d, 1w). Empty gives 0, meaning no deadline. A time-of-day
+// deadline gives 0 too; use DeadlineAt.
 func (o Owner) DeadlineAfter() (time.Duration, error) {
+	if _, _, ok, err := o.timeOfDay(); ok || err != nil {
+		return 0, err
+	}
 	return parseSpan(o.Deadline)
+}
+
+// timeOfDay parses a deadline of the form "HH:MM" or "HH:MM Area/City".
+func (o Owner) timeOfDay() (Clock, *time.Location, bool, error) {
+	t := strings.TrimSpace(o.Deadline)
+	if !strings.Contains(t, ":") {
+		return Clock{}, nil, false, nil
+	}
+	clock, zone, _ := strings.Cut(t, " ")
+	c, err := ParseClock(clock)
+	if err != nil {
+		return Clock{}, nil, true, err
+	}
+	loc := time.UTC
+	if zone = strings.TrimSpace(zone); zone != "" {
+		if zone == "Local" {
+			return Clock{}, nil, true, fmt.Errorf("time zone %q depends on the machine; name the zone, e.g. Europe/Berlin", zone)
+		}
+		if loc, err = time.LoadLocation(zone); err != nil {
+			return Clock{}, nil, true, fmt.Errorf("%q is not a known time zone; use an IANA name such as Europe/Berlin or UTC", zone)
+		}
+	}
+	return c, loc, true, nil
+}
+
+// DeadlineAt is when an exception raised at from becomes overdue: from plus
+// a span ("48h", "2d"), or the next occurrence of a time of day ("17:00" in
+// UTC, "17:00 Europe/Berlin"). ok is false when the owner sets no deadline.
+func (o Owner) DeadlineAt(from time.Time) (time.Time, bool, error) {
+	if c, loc, ok, err := o.timeOfDay(); err != nil {
+		return time.Time{}, false, err
+	} else if ok {
+		f := from.In(loc)
+		d := time.Date(f.Year(), f.Month(), f.Day(), c.Hour, c.Minute, 0, 0, loc)
+		if !d.After(f) {
+			d = d.AddDate(0, 0, 1)
+		}
+		return d, true, nil
+	}
+	span, err := parseSpan(o.Deadline)
+	if err != nil || span == 0 {
+		return time.Time{}, false, err
+	}
+	return from.Add(span), true, nil
 }
 
 func parseSpan(s string) (time.Duration, error) {

@@ -611,10 +611,10 @@ func (v *validator) owners() {
 			}
 		}
 		v.tableColumnRef(op, o.Table, o.Column)
-		if o.Rule != "" && !slices.Contains(Rules, o.Rule) {
-			v.add(op+".rule", "%q is not a rule%s", o.Rule, hint(o.Rule, Rules, "rules"))
+		if all := append(slices.Clone(Rules), ExceptionRules...); o.Rule != "" && !slices.Contains(all, o.Rule) {
+			v.add(op+".rule", "%q is not a rule%s", o.Rule, hint(o.Rule, all, "rules"))
 		}
-		if _, err := o.DeadlineAfter(); err != nil {
+		if _, _, err := o.DeadlineAt(time.Time{}); err != nil {
 			v.add(op+".deadline", "%v", err)
 		}
 		if o.Default {
