@@ -91,6 +91,12 @@ type Row struct {
 	Loc Locator
 	// Reason says why a Malformed row is malformed.
 	Reason string
+	// Rule is the rule id of a Malformed row when it is more specific than
+	// "malformed_row": "encoding" for bytes invalid in the file's encoding.
+	Rule string
+	// Encoding names the encoding the row was decoded from when it was not
+	// UTF-8 (the raw bytes in Raw are as they arrived).
+	Encoding string
 }
 
 // RowReader reads one unit.
@@ -125,6 +131,9 @@ type Options struct {
 	// Columns are the expected column names (from the plan), used for header
 	// detection and for naming fields of headerless files.
 	Columns []string
+	// Encoding pins the text encoding ("utf-8", "euc-kr", "shift_jis",
+	// "gb18030", "windows-1252", "utf-16le", …); empty means detect per file.
+	Encoding string
 }
 
 // ErrUnreadable marks a unit that cannot be read at all; it becomes a

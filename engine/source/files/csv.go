@@ -220,7 +220,11 @@ type csvReader struct {
 	row        int64 // rows returned so far
 	acc        []byte
 	pending    []pendingRecord
-	err        error // sticky: io.EOF or a unit-level error
+	// undecided is set when the sample held no record: the columns are
+	// decided on the first one, with opts.
+	undecided bool
+	opts      source.Options
+	err       error // sticky: io.EOF or a unit-level error
 }
 
 // newCSVReader samples the start of r to settle delimiter, header and
@@ -245,6 +249,11 @@ func newCSVReader(ctx context.Context, r io.Reader, name string, opts source.Opt
 		}
 		c.delim = byte(d)
 	}
+	switch h := strings.ToLower(strings.TrimSpace(opts.Header)); h {
+	case "", "auto", "yes", "no", "true", "false":
+	default:
+		return nil, fmt.Errorf("files: %s: header option %q: want auto, yes or no", name, opts.Header)
+	}
 	c.br = bufio.NewReaderSize(r, cfg.bufSize)
 	sample, atEOF, err := peekText(c.br, name, "a CSV", cfg.sampleSize)
 	if err != nil {
@@ -256,8 +265,9 @@ func newCSVReader(ctx context.Context, r io.Reader, name string, opts source.Opt
 	recs := sampleRecords(sample, atEOF, c.delim, c.quote, 1000)
 	if len(recs) == 0 && !atEOF {
 		// The first record is longer than the sample: read it whole (and
-		// the blank lines before it), to be returned by Next first.
-		for {
+		// the blank lines before it, up to a bound), to be returned by
+		// Next first.
+		for len(c.pending) < maxPending {
 			raw, line, err := c.readRecord()
 			if err == io.EOF {
 				break
@@ -271,10 +281,19 @@ func newCSVReader(ctx context.Context, r io.Reader, name string, opts source.Opt
 				break
 			}
 		}
+		if len(recs) == 0 && len(c.pending) == maxPending {
+			// Only blank lines so far: decide on the first record.
+			c.undecided = true
+			c.opts = opts
+			return c, nil
+		}
 	}
 	c.decideColumns(recs, opts)
 	return c, nil
 }
+
+// maxPending bounds the blank lines read ahead to find the first record.
+const maxPending = 4096
 
 // pendingRecord is a record read ahead by newCSVReader.
 type pendingRecord struct {
@@ -559,8 +578,28 @@ func looksDate(s string) bool {
 	return false
 }
 
+// Dialect is how a CSV unit is read: the delimiter and quote in use (given
+// or detected) and whether its first record is a header. The readers that
+// Open returns for CSV have the optional capability
+//
+//	interface{ Dialect() files.Dialect }
+//
+// so that a caller can show what was detected.
+type Dialect struct {
+	Delimiter rune
+	Quote     rune
+	Header    bool
+}
+
+// Dialect returns the delimiter, quote and header decision in use.
+func (c *csvReader) Dialect() Dialect {
+	return Dialect{Delimiter: rune(c.delim), Quote: rune(c.quote), Header: c.hasHeader}
+}
+
 // Columns returns the header names (trimmed) or, without a header, the
-// expected columns when their number matches, else col_1..col_n.
+// expected columns when their number matches, else col_1..col_n. For a file
+// that starts with thousands of blank lines they are known only once Next
+// has returned the first non-blank record.
 func (c *csvReader) Columns() []string { return c.columns }
 
 // Next returns the next record. Every byte of the file (after a UTF-8 BOM)
@@ -597,6 +636,10 @@ func (c *csvReader) Next() (source.Row, error) {
 	}
 	res := split(raw, string(raw), c.delim, c.quote, c.n, startLine)
 	row.Values = res.values
+	if c.undecided {
+		c.undecided = false
+		c.decideColumns([][]string{res.values}, c.opts)
+	}
 	switch {
 	case res.reason != "":
 		row.Kind = source.Malformed

@@ -469,6 +469,7 @@ func TestCSVOptionErrors(t *testing.T) {
 		{Delimiter: '"'},
 		{Delimiter: '§'},
 		{Quote: '«'},
+		{Header: "maybe"},
 	} {
 		if _, err := newCSVReader(context.Background(), strings.NewReader("a,b\n"), "t.csv", opts, csvDefaults); err == nil {
 			t.Errorf("options %+v: no error", opts)
@@ -504,5 +505,61 @@ func TestLooksNumericAndDate(t *testing.T) {
 		if got := looksDate(s); got != want {
 			t.Errorf("looksDate(%q) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+func TestCSVDialect(t *testing.T) {
+	dir := writeTree(t, map[string][]byte{"a.csv": []byte("x;y\n1;2\n"), "b.csv": []byte("p|q\nr|s\n")})
+	src := New(dir)
+	for name, want := range map[string]Dialect{
+		"a.csv": {Delimiter: ';', Quote: '"', Header: true},
+		"b.csv": {Delimiter: '|', Quote: '"', Header: false},
+	} {
+		rr, err := src.Open(context.Background(), source.Unit{Name: name}, source.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, ok := rr.(interface{ Dialect() Dialect })
+		if !ok {
+			t.Fatalf("%s: reader has no Dialect capability", name)
+		}
+		if got := d.Dialect(); got != want {
+			t.Errorf("%s: Dialect() = %+v, want %+v", name, got, want)
+		}
+		rr.Close()
+	}
+}
+
+func TestCSVManyLeadingBlankLines(t *testing.T) {
+	in := strings.Repeat("\n", 5000) + "id,v\n1,2\n"
+	cfg := readerConfig{bufSize: 64, sampleSize: 64, maxRecord: 1 << 20}
+	r := openCSV(t, in, source.Options{Header: "yes"}, cfg)
+	rows, err := sourcetest.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 5002 || rows[5000].Kind != source.Header || rows[5001].Kind != source.Data ||
+		rows[5001].Loc.Line != 5002 || !reflect.DeepEqual(r.Columns(), []string{"id", "v"}) {
+		t.Fatalf("%d rows, columns %q, last %+v", len(rows), r.Columns(), rows[len(rows)-1])
+	}
+	if err := sourcetest.CheckRaw([]byte(in), rows); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCSVFirstRecordLongerThanSample(t *testing.T) {
+	in := "\n\"" + strings.Repeat("long header ", 10) + "\",b\n1,2\n"
+	cfg := readerConfig{bufSize: 16, sampleSize: 16, maxRecord: 1 << 20}
+	r := openCSV(t, in, source.Options{Delimiter: ',', Header: "yes"}, cfg)
+	want := []string{strings.TrimSpace(strings.Repeat("long header ", 10)), "b"}
+	if !reflect.DeepEqual(r.Columns(), want) {
+		t.Fatalf("Columns() = %q, want %q", r.Columns(), want)
+	}
+	rows, err := sourcetest.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || rows[0].Kind != source.Blank || rows[1].Kind != source.Header || rows[2].Kind != source.Data {
+		t.Fatalf("rows = %+v", rows)
 	}
 }
