@@ -321,6 +321,23 @@ func report(w io.Writer, o options, lr *limaRun, ducks []duckRun, scale []*limaR
 		line(name, g.Rows, d.M, num(d.Res.Rows))
 	}
 
+	var busy []string
+	all := []measured{lr.M}
+	for _, d := range ducks {
+		all = append(all, d.M)
+	}
+	for _, r := range scale {
+		all = append(all, r.M)
+	}
+	for _, m := range all {
+		if m.OtherCPU > 0 && m.Wall > 0 && m.OtherCPU.Seconds()/m.Wall.Seconds() > 0.25 {
+			busy = append(busy, fmt.Sprintf("%.1f", m.OtherCPU.Seconds()/m.Wall.Seconds()))
+		}
+	}
+	if len(busy) > 0 {
+		fmt.Fprintf(w, "warning: other processes kept %s of the %d CPUs busy during some runs: wall times are inflated; CPU s is steadier\n",
+			strings.Join(busy, ", "), runtime.NumCPU())
+	}
 	fmt.Fprintf(w, "\nlima: conservation held: read %s = loaded %s + quarantined %s + skipped %s (run %s, status %s, gate 4 %s)\n",
 		num(lr.Read), num(lr.Loaded), num(lr.Held), num(lr.Skipped), lr.Sum.RunID, lr.Sum.Status, gate4(lr))
 	if lr.Held == g.BadRows() {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -17,6 +18,7 @@ import (
 type measured struct {
 	Wall     time.Duration
 	CPU      time.Duration // user + system time of the child
+	OtherCPU time.Duration // CPU time the rest of the machine used meanwhile (Linux; 0 elsewhere)
 	MaxRSS   int64         // raw ru_maxrss: KiB on Linux, bytes on macOS (see maxRSSBytes)
 	ExitCode int
 	Stdout   []byte
@@ -38,9 +40,11 @@ func runMeasured(ctx context.Context, tee bool, name string, args ...string) (me
 		cmd.Stderr = io.MultiWriter(&stderr, os.Stderr)
 	}
 	cmd.WaitDelay = 5 * time.Second
+	busy0, haveBusy := machineBusy()
 	start := time.Now()
 	err := cmd.Run()
 	m.Wall = time.Since(start)
+	busy1, _ := machineBusy()
 	m.Stdout, m.Stderr = stdout.Bytes(), stderr.Bytes()
 	if cmd.ProcessState == nil {
 		return m, err
@@ -50,10 +54,40 @@ func runMeasured(ctx context.Context, tee bool, name string, args ...string) (me
 		m.MaxRSS = int64(ru.Maxrss)
 		m.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
+	if haveBusy {
+		m.OtherCPU = max(busy1-busy0-m.CPU, 0)
+	}
 	if _, isExit := err.(*exec.ExitError); isExit {
 		err = nil // a non-zero exit is reported through ExitCode
 	}
 	return m, err
+}
+
+// machineBusy is the CPU time all processes have used since boot, from the
+// first line of /proc/stat (Linux; USER_HZ is 100 there on every mainstream
+// kernel build).
+func machineBusy() (time.Duration, bool) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, false
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 8 || f[0] != "cpu" {
+		return 0, false
+	}
+	var busy int64
+	for i, s := range f[1:8] { // user nice system idle iowait irq softirq
+		if i == 3 || i == 4 {
+			continue // idle, iowait
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		busy += n
+	}
+	return time.Duration(busy) * (time.Second / 100), true
 }
 
 // runQuiet runs a short helper command and returns its combined output.

@@ -833,8 +833,12 @@ func (l *loader) readUnit(ctx context.Context, src source.Source, u source.Unit,
 			l.skip(SkipBlank)
 			continue
 		case source.Malformed:
+			rule := RuleMalformed
+			if row.Rule != "" {
+				rule = row.Rule
+			}
 			if err := l.hold(ctx, Exception{RunID: l.o.RunID, LoadID: l.tr.LoadID, Table: l.tr.Name, Level: "row", Loc: row.Loc, Raw: string(row.Raw),
-				Errors: []clean.CellError{{Rule: RuleMalformed, Reason: row.Reason}}}); err != nil {
+				Errors: []clean.CellError{{Rule: rule, Reason: row.Reason}}}); err != nil {
 				return fr, err
 			}
 			continue
