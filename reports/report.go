@@ -78,11 +78,12 @@ type Normalization struct {
 
 // ExceptionView is a held-back row in the report.
 type ExceptionView struct {
-	Level   string `json:"level"`
-	Locator string `json:"locator"`
-	Rules   string `json:"rules"`
-	Reason  string `json:"reason"`
-	Owner   string `json:"owner"`
+	Level    string    `json:"level"`
+	Locator  string    `json:"locator"`
+	Rules    string    `json:"rules"`
+	Reason   string    `json:"reason"`
+	Owner    string    `json:"owner"`
+	Deadline time.Time `json:"deadline,omitzero"`
 }
 
 // Exceptions counts what was held back.
@@ -157,8 +158,9 @@ func Build(p *plan.Plan, res *run.Result, recs map[string]*gates.Reconciliation)
 				col = e.Errors[0].Column
 			}
 			rules := e.Rules()
+			_ = col
 			t.Exceptions = append(t.Exceptions, ExceptionView{Level: e.Level, Locator: e.Loc.String(), Rules: strings.Join(rules, ","),
-				Reason: strings.Join(reasons, "; "), Owner: OwnerFor(p, tr.Name, col, first(rules))})
+				Reason: strings.Join(reasons, "; "), Owner: e.Owner, Deadline: e.Deadline})
 		}
 		r.Exceptions.Total += tr.RowsQuarantined + int64(len(tr.FileExceptions))
 		r.Exceptions.Files += int64(len(tr.FileExceptions))
@@ -172,20 +174,8 @@ func Build(p *plan.Plan, res *run.Result, recs map[string]*gates.Reconciliation)
 			r.Exceptions.ByRule[run.RuleFile] += int64(len(tr.FileExceptions))
 		}
 		// Owners: every exception counted once, routed by its first failure.
-		for range tr.FileExceptions {
-			r.Exceptions.ByOwner[OwnerFor(p, tr.Name, "", run.RuleFile)]++
-		}
-		if tr.RowsQuarantined > int64(len(tr.Exceptions)) {
-			// Only the first exceptions are kept in memory; route the rest
-			// by table default.
-			r.Exceptions.ByOwner[OwnerFor(p, tr.Name, "", "")] += tr.RowsQuarantined - int64(len(tr.Exceptions))
-		}
-		for _, e := range tr.Exceptions {
-			col := ""
-			if len(e.Errors) > 0 {
-				col = e.Errors[0].Column
-			}
-			r.Exceptions.ByOwner[OwnerFor(p, tr.Name, col, first(e.Rules()))]++
+		for o, n := range tr.HeldByOwner {
+			r.Exceptions.ByOwner[o] += n
 		}
 		r.Tables = append(r.Tables, t)
 	}
@@ -209,17 +199,8 @@ func passIf(ok bool) string {
 // OwnerFor routes an exception: the first owner whose table, column and
 // rule (each optional) match, else the default owner.
 func OwnerFor(p *plan.Plan, table, column, rule string) string {
-	def := "unassigned"
-	for _, o := range p.Owners {
-		if o.Default {
-			def = o.Name
-			continue
-		}
-		if (o.Table == "" || o.Table == table) && (o.Column == "" || o.Column == column) && (o.Rule == "" || o.Rule == rule) {
-			return o.Name
-		}
-	}
-	return def
+	o, _ := run.NewRouter(p).Route(table, column, rule, time.Now())
+	return o
 }
 
 // Deadline is the first occurrence of the schedule's deadline (HH:MM in the

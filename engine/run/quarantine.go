@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/lima-lake/lima/engine/clean"
 	"github.com/lima-lake/lima/engine/source"
@@ -22,6 +23,13 @@ type Exception struct {
 	Loc    source.Locator    `json:"locator"`
 	Raw    string            `json:"raw,omitempty"`
 	Errors []clean.CellError `json:"errors"`
+	// Values are the row's fields by column name as read (before casting),
+	// so a fixed row can be replayed without re-parsing Raw.
+	Values map[string]string `json:"values,omitempty"`
+	// Encoding of Raw when it is not UTF-8.
+	Encoding string    `json:"encoding,omitempty"`
+	Owner    string    `json:"owner"`
+	Deadline time.Time `json:"deadline,omitzero"`
 }
 
 // Rules are the rule ids of the exception, deduplicated, in order.

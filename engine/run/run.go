@@ -98,8 +98,10 @@ type TableResult struct {
 	RowsSkipped     int64
 	SkippedBy       map[string]int64
 	QuarantinedBy   map[string]int64
-	Files           []FileResult
-	FileExceptions  []Exception
+	// HeldByOwner counts held-back rows and files by owner.
+	HeldByOwner    map[string]int64
+	Files          []FileResult
+	FileExceptions []Exception
 	// Exceptions are the first held-back rows (up to 100) for the report.
 	Exceptions     []Exception
 	Normalizations []clean.Normalization
@@ -286,7 +288,7 @@ func tableHash(p *plan.Plan, name string) string {
 }
 
 func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *TableResult) {
-	tr = &TableResult{Name: name, Mode: t.Mode(), Started: time.Now().UTC(), SkippedBy: map[string]int64{}, QuarantinedBy: map[string]int64{}}
+	tr = &TableResult{Name: name, Mode: t.Mode(), Started: time.Now().UTC(), SkippedBy: map[string]int64{}, QuarantinedBy: map[string]int64{}, HeldByOwner: map[string]int64{}}
 	prog := o.Progress.table(name)
 	defer func() {
 		tr.Finished = time.Now().UTC()
@@ -626,6 +628,8 @@ type loader struct {
 	prevWM  clean.Cell
 	hasPrev bool
 	pending []Exception
+	router  *Router
+	now     time.Time
 	idx     []int
 	vals    []string
 	nulls   []bool
@@ -636,7 +640,7 @@ func newLoader(o Options, tr *TableResult, t *plan.Table, rs *resolved, tbl sink
 	if err != nil {
 		return nil, err
 	}
-	l := &loader{o: o, tr: tr, t: t, rs: rs, caster: caster, prog: prog, wmCol: -1,
+	l := &loader{o: o, tr: tr, t: t, rs: rs, caster: caster, prog: prog, wmCol: -1, router: NewRouter(o.Plan), now: time.Now().UTC(),
 		keys: map[[2]uint64]struct{}{}, seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
 	if l.checks, err = clean.CompileChecks(t.Checks, rs.cols, rs.types); err != nil {
 		caster.Release()
@@ -733,7 +737,18 @@ func parseCanonical(t plan.Type, s string) (clean.Cell, error) {
 	return c.Cells()[0], nil
 }
 
+// route sets the owner and deadline of an exception from its first failure.
+func (l *loader) route(e *Exception) {
+	col, rule := "", ""
+	if len(e.Errors) > 0 {
+		col, rule = e.Errors[0].Column, e.Errors[0].Rule
+	}
+	e.Owner, e.Deadline = l.router.Route(e.Table, col, rule, l.now)
+	l.tr.HeldByOwner[e.Owner]++
+}
+
 func (l *loader) hold(ctx context.Context, e Exception) error {
+	l.route(&e)
 	l.tr.RowsQuarantined++
 	l.prog.Quarantined.Add(1)
 	for _, r := range e.Rules() {
@@ -799,6 +814,7 @@ func (l *loader) readUnit(ctx context.Context, src source.Source, u source.Unit,
 		e := Exception{RunID: l.o.RunID, LoadID: l.tr.LoadID, Table: l.tr.Name, Level: "file",
 			Loc:    source.Locator{Unit: u.Name, Row: fr.RowsRead},
 			Errors: []clean.CellError{{Rule: RuleFile, Reason: err.Error()}}}
+		l.route(&e)
 		l.tr.FileExceptions = append(l.tr.FileExceptions, e)
 		return fr, l.o.Quarantine.Hold(ctx, []Exception{e})
 	}
@@ -838,7 +854,7 @@ func (l *loader) readUnit(ctx context.Context, src source.Source, u source.Unit,
 				rule = row.Rule
 			}
 			if err := l.hold(ctx, Exception{RunID: l.o.RunID, LoadID: l.tr.LoadID, Table: l.tr.Name, Level: "row", Loc: row.Loc, Raw: string(row.Raw),
-				Errors: []clean.CellError{{Rule: rule, Reason: row.Reason}}}); err != nil {
+				Errors: []clean.CellError{{Rule: rule, Reason: row.Reason}}, Encoding: row.Encoding}); err != nil {
 				return fr, err
 			}
 			continue
@@ -915,7 +931,14 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 		}
 	}
 	if len(all) > 0 {
-		return l.hold(ctx, Exception{RunID: l.o.RunID, LoadID: l.tr.LoadID, Table: l.tr.Name, Level: "row", Loc: row.Loc, Raw: string(row.Raw), Errors: all})
+		values := make(map[string]string, len(vals))
+		for i, c := range l.rs.cols {
+			if nulls == nil || !nulls[i] {
+				values[c] = vals[i]
+			}
+		}
+		return l.hold(ctx, Exception{RunID: l.o.RunID, LoadID: l.tr.LoadID, Table: l.tr.Name, Level: "row", Loc: row.Loc, Raw: string(row.Raw),
+			Errors: all, Values: values, Encoding: row.Encoding})
 	}
 	if l.wmCol >= 0 {
 		c := cells[l.wmCol]
