@@ -367,7 +367,14 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 		var found bool
 		var c sink.Commit
 		if tr.Mode == "full" {
-			found, c = hasCur && cur.LoadID == tr.LoadID, cur
+			// Replays of fixed exceptions append to a full table without
+			// changing what its last load was.
+			last, ok, err := tbl.LastLoad(ctx)
+			if err != nil {
+				tr.Err = err
+				return
+			}
+			found, c = ok && last.LoadID == tr.LoadID, last
 		} else {
 			c, found, err = tbl.FindLoad(ctx, tr.LoadID)
 			if err != nil {

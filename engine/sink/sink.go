@@ -22,6 +22,15 @@ const (
 	PropRunID     = "lima.run-id"
 	PropWatermark = "lima.watermark"
 	PropRows      = "lima.rows"
+	// PropKind is "load" for a run's load and "replay" for fixed exceptions
+	// committed by `lima-tui exceptions replay`.
+	PropKind = "lima.kind"
+)
+
+// Commit kinds.
+const (
+	KindLoad   = "load"
+	KindReplay = "replay"
 )
 
 // TableSpec describes a table to open or create.
@@ -40,6 +49,7 @@ type Commit struct {
 	LoadID     string
 	RunID      string
 	Watermark  string
+	Kind       string
 	// AlreadyCommitted is true when the load id was found in the table
 	// (after an unknown commit outcome, or on a rerun): nothing new was added.
 	AlreadyCommitted bool
@@ -55,6 +65,8 @@ type CommitProps struct {
 	// Replace makes the commit replace every data file of the table (a full
 	// refresh); otherwise it appends.
 	Replace bool
+	// Kind is KindLoad (default) or KindReplay.
+	Kind string
 }
 
 // Staged is the output of a write that is not yet visible.
@@ -74,6 +86,9 @@ type Table interface {
 	FindLoad(ctx context.Context, loadID string) (Commit, bool, error)
 	// Current returns the table's current commit, if any.
 	Current(ctx context.Context) (Commit, bool, error)
+	// LastLoad returns the newest commit of kind load in the current
+	// snapshot's history (replays of fixed exceptions are skipped).
+	LastLoad(ctx context.Context) (Commit, bool, error)
 	// Stage writes the batches as data files that are not yet visible.
 	Stage(ctx context.Context, batches iter.Seq2[arrow.RecordBatch, error]) (Staged, error)
 	// Commit makes staged files visible in one atomic snapshot. It never

@@ -281,6 +281,10 @@ func commitOf(s *table.Snapshot) sink.Commit {
 		c.LoadID = s.Summary.Properties[sink.PropLoadID]
 		c.RunID = s.Summary.Properties[sink.PropRunID]
 		c.Watermark = s.Summary.Properties[sink.PropWatermark]
+		c.Kind = s.Summary.Properties[sink.PropKind]
+	}
+	if c.Kind == "" {
+		c.Kind = sink.KindLoad
 	}
 	return c
 }
@@ -316,6 +320,25 @@ func (t *Table) Current(ctx context.Context) (sink.Commit, bool, error) {
 		return sink.Commit{}, false, nil
 	}
 	return commitOf(s), true, nil
+}
+
+// LastLoad walks back from the current snapshot to the newest load.
+func (t *Table) LastLoad(ctx context.Context) (sink.Commit, bool, error) {
+	tbl, err := t.load(ctx)
+	if err != nil {
+		return sink.Commit{}, false, err
+	}
+	for s := tbl.CurrentSnapshot(); s != nil; {
+		c := commitOf(s)
+		if c.Kind == sink.KindLoad && c.LoadID != "" {
+			return c, true, nil
+		}
+		if s.ParentSnapshotID == nil {
+			break
+		}
+		s = tbl.SnapshotByID(*s.ParentSnapshotID)
+	}
+	return sink.Commit{}, false, nil
 }
 
 type staged struct {
@@ -378,7 +401,11 @@ func (t *Table) Commit(ctx context.Context, s sink.Staged, p sink.CommitProps) (
 	if p.LoadID == "" {
 		return sink.Commit{}, errors.New("icesink: a commit needs a load id")
 	}
-	props := iceberg.Properties{sink.PropLoadID: p.LoadID, sink.PropRunID: p.RunID, sink.PropRows: fmt.Sprint(st.rows)}
+	kind := p.Kind
+	if kind == "" {
+		kind = sink.KindLoad
+	}
+	props := iceberg.Properties{sink.PropLoadID: p.LoadID, sink.PropRunID: p.RunID, sink.PropRows: fmt.Sprint(st.rows), sink.PropKind: kind}
 	if p.Watermark != "" {
 		props[sink.PropWatermark] = p.Watermark
 	}
