@@ -14,7 +14,7 @@ test:
 
 ## bench: 1M-row load, rows/s, MB/s and peak memory, next to DuckDB
 bench:
-	cd bench && CGO_ENABLED=1 $(GO) run . $(BENCHFLAGS)
+	cd bench && $(GO) run . $(BENCHFLAGS)
 
 ## lint: gofmt and go vet
 lint:

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -19,14 +18,14 @@ type measured struct {
 	Wall     time.Duration
 	CPU      time.Duration // user + system time of the child
 	OtherCPU time.Duration // CPU time the rest of the machine used meanwhile (Linux; 0 elsewhere)
-	MaxRSS   int64         // raw ru_maxrss: KiB on Linux, bytes on macOS (see maxRSSBytes)
+	PeakRSS  int64         // bytes: ru_maxrss of the child (0 where unknown)
 	ExitCode int
 	Stdout   []byte
 	Stderr   []byte
 }
 
 // PeakRSSMB is the peak resident set size in MB (10^6 bytes).
-func (m measured) PeakRSSMB() float64 { return float64(maxRSSBytes(m.MaxRSS)) / 1e6 }
+func (m measured) PeakRSSMB() float64 { return float64(m.PeakRSS) / 1e6 }
 
 // runMeasured runs name with args as a child process and measures it. The
 // child's stderr goes to the returned buffer and, when tee is set, to ours.
@@ -50,10 +49,8 @@ func runMeasured(ctx context.Context, tee bool, name string, args ...string) (me
 		return m, err
 	}
 	m.ExitCode = cmd.ProcessState.ExitCode()
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		m.MaxRSS = int64(ru.Maxrss)
-		m.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
+	m.PeakRSS = peakRSSBytes(cmd.ProcessState)
+	m.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	if haveBusy {
 		m.OtherCPU = max(busy1-busy0-m.CPU, 0)
 	}

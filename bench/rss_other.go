@@ -1,6 +1,8 @@
-//go:build !linux && !darwin
+//go:build !unix
 
 package main
 
-// maxRSSBytes converts ru_maxrss to bytes; elsewhere it is assumed KiB.
-func maxRSSBytes(v int64) int64 { return v * 1024 }
+import "os"
+
+// peakRSSBytes is unknown here: this platform has no ru_maxrss.
+func peakRSSBytes(*os.ProcessState) int64 { return 0 }

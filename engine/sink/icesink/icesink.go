@@ -380,7 +380,10 @@ func (t *Table) Stage(ctx context.Context, batches iter.Seq2[arrow.RecordBatch, 
 	}
 	st := &staged{t: t}
 	for df, err := range table.WriteRecords(ctx, tbl, t.arrow, batches,
-		table.WithTargetFileSize(t.s.opts.TargetFileSize), table.WithMaxWriteWorkers(2)) {
+		table.WithTargetFileSize(t.s.opts.TargetFileSize), table.WithMaxWriteWorkers(2),
+		// Bounded buffers: a few batches per writer and row groups of 32k
+		// rows keep memory flat whatever the input size.
+		table.WithRecordBatchBufferSize(4), table.WithParquetRowGroupLimit(32<<10)) {
 		if err != nil {
 			_ = st.Discard(context.WithoutCancel(ctx))
 			return nil, fmt.Errorf("write data files: %w", err)
