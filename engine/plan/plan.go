@@ -53,6 +53,14 @@ type Storage struct {
 	// CatalogURI: for sqlite, the database file relative to the workspace
 	// (default .lima/catalog.db).
 	CatalogURI string `yaml:"catalog_uri,omitempty"`
+	// State is where runs, watermarks, locks and the exception queue live:
+	// "sqlite" (default: .lima/state.db) or "postgres" (a team shares one
+	// queue); the PostgreSQL DSN is read from the environment variable named
+	// by StateDSNEnv — never written here.
+	State       string `yaml:"state,omitempty"`
+	StateDSNEnv string `yaml:"state_dsn_env,omitempty"`
+	// StateSchema is the PostgreSQL schema of the state (default "lima").
+	StateSchema string `yaml:"state_schema,omitempty"`
 }
 
 // Source is where rows come from.
@@ -82,6 +90,11 @@ type Table struct {
 	SumSafeColumns []string  `yaml:"sum_safe_columns,omitempty"`
 	Load           LoadSpec  `yaml:"load,omitempty"`
 	Checks         []Check   `yaml:"checks,omitempty"`
+	// ErrorBudget is how many held-back rows the table tolerates: a count
+	// ("50") or a share of its data rows ("2%"). Above it nothing of the
+	// table is committed and the run fails; the exceptions are still kept.
+	// Empty: etl.error_budget (a share, 0.02 = 2%), else no limit.
+	ErrorBudget string `yaml:"error_budget,omitempty"`
 	// ControlColumns are summed on both sides by gate 4; default: every
 	// integer and decimal column.
 	ControlColumns []string `yaml:"control_columns,omitempty"`

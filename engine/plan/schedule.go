@@ -244,3 +244,27 @@ func (f cronField) value(s string) (int, error) {
 	}
 	return n, nil
 }
+
+// Budget parses the table's error budget, falling back to the plan-wide
+// etl.error_budget share. ok is false when no budget applies.
+func (p *Plan) Budget(t *Table) (count int64, share float64, ok bool, err error) {
+	b := strings.TrimSpace(t.ErrorBudget)
+	if b == "" {
+		if p.ETL.ErrorBudget > 0 {
+			return 0, p.ETL.ErrorBudget, true, nil
+		}
+		return 0, 0, false, nil
+	}
+	if strings.HasSuffix(b, "%") {
+		f, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(b, "%")), 64)
+		if err != nil || f < 0 || f > 100 {
+			return 0, 0, false, fmt.Errorf("%q is not a share; write e.g. 2%% (0 to 100)", b)
+		}
+		return 0, f / 100, true, nil
+	}
+	n, err := strconv.ParseInt(b, 10, 64)
+	if err != nil || n < 0 {
+		return 0, 0, false, fmt.Errorf("%q is not an error budget; write a row count (50) or a share (2%%)", b)
+	}
+	return n, 0, true, nil
+}

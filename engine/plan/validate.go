@@ -50,6 +50,7 @@ func (p *Plan) Validate() error {
 	v.schemaVersion()
 	v.platform()
 	v.storage()
+	v.budgets()
 	v.sources()
 	for _, name := range p.TableNames() {
 		v.table(name, p.Tables[name])
@@ -155,6 +156,16 @@ func (v *validator) timestamp(path, s string) {
 	v.add(path, "%q is not a timestamp; write RFC 3339 (2025-01-31T14:05:00Z) or a date (2025-01-31)", s)
 }
 
+func (v *validator) budgets() {
+	for _, name := range v.p.TableNames() {
+		if t := v.p.Tables[name]; t != nil {
+			if _, _, _, err := v.p.Budget(t); err != nil {
+				v.add(joinKey(joinKey("tables", name), "error_budget"), "%v", err)
+			}
+		}
+	}
+}
+
 func (v *validator) storage() {
 	st := v.p.Storage
 	if st.Namespace != "" && (!nameRE.MatchString(st.Namespace) || len(st.Namespace) > 255) {
@@ -163,7 +174,29 @@ func (v *validator) storage() {
 	if v.p.Platform.Catalog == CatalogREST && st.CatalogURI == "" {
 		v.add("storage.catalog_uri", "required for catalog rest: the URL of the Iceberg REST catalog")
 	}
+	switch st.State {
+	case "", "sqlite":
+		if st.StateDSNEnv != "" {
+			v.add("storage.state_dsn_env", "only used with state: postgres")
+		}
+	case "postgres":
+		switch {
+		case st.StateDSNEnv == "":
+			v.add("storage.state_dsn_env", "required for state: postgres: the name of the environment variable holding the DSN, e.g. LIMA_STATE_DSN")
+		case strings.Contains(st.StateDSNEnv, "://") || strings.Contains(st.StateDSNEnv, "="):
+			v.add("storage.state_dsn_env", "looks like a connection string; secrets never go into platform.yaml: put the DSN in an environment variable and name the variable here")
+		case !envNameRE.MatchString(st.StateDSNEnv):
+			v.add("storage.state_dsn_env", "%q is not an environment variable name; use letters, digits and _, e.g. LIMA_STATE_DSN", st.StateDSNEnv)
+		}
+		if st.StateSchema != "" && !nameRE.MatchString(st.StateSchema) {
+			v.add("storage.state_schema", "%q is not allowed; %s", st.StateSchema, nameHelp)
+		}
+	default:
+		v.add("storage.state", "%q is not a state store; use sqlite (default) or postgres", st.State)
+	}
 }
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (v *validator) sources() {
 	if len(v.p.Sources) == 0 {
