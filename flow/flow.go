@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lima-lake/lima/engine/ledger"
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/run"
 	"github.com/lima-lake/lima/engine/sink"
@@ -181,12 +183,48 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 		return nil, fmt.Errorf("%w: open the catalog: %w", ErrPrecondition, err)
 	}
 	defer sk.Close()
-	runID := NewRunID(time.Now())
-	q := &run.JSONLQuarantine{Dir: filepath.Join(o.Workspace.StateDir(), "quarantine")}
-	res, err := run.Load(ctx, run.Options{Workspace: o.Workspace.Dir, Plan: o.Plan, Sink: sk, Quarantine: q, Tables: o.Tables,
-		FullRefresh: o.FullRefresh, RunID: runID, Progress: o.Progress})
+	st, err := OpenLedger(ctx, o.Workspace, o.Plan)
 	if err != nil {
 		return nil, err
+	}
+	defer st.Close()
+	if _, _, err := RecoverPending(ctx, st, sk, o.Plan); err != nil {
+		return nil, fmt.Errorf("settle the exceptions of an interrupted run: %w", err)
+	}
+	runID := NewRunID(time.Now())
+	if err := st.BeginRun(ctx, ledger.Run{ID: runID, Started: time.Now().UTC(), Status: "running", PlanHash: o.Plan.Hash()}); err != nil {
+		return nil, fmt.Errorf("record the run: %w", err)
+	}
+	q := &run.LedgerQuarantine{Store: st}
+	res, err := run.Load(ctx, run.Options{Workspace: o.Workspace.Dir, Plan: o.Plan, Sink: sk, Quarantine: q, Tables: o.Tables,
+		FullRefresh: o.FullRefresh, RunID: runID, Progress: o.Progress,
+		BeforeLoad: func(ctx context.Context, table, loadID string) error { return supersede(ctx, st, table, loadID, runID) },
+		KnownFixes: func(ctx context.Context, table string) (map[run.FixKey]run.KnownFix, error) {
+			return knownFixes(ctx, st, table)
+		}})
+	if err != nil {
+		_ = st.FinishRun(context.WithoutCancel(ctx), runID, reports.StatusFailed, time.Now().UTC(), nil)
+		return nil, err
+	}
+	for _, tr := range res.Tables {
+		if tr.Status == run.StatusLoaded {
+			if err := st.SetWatermark(ctx, tr.Name, tr.WatermarkAfter, tr.LoadID, tr.Commit.SnapshotID); err != nil {
+				tr.Err = fmt.Errorf("committed, but mirroring the watermark failed: %w", err)
+			}
+			// Fixed rows that this load carried with their recorded fix are
+			// now in the table: they count as replayed by this load.
+			var fixedNow []int64
+			for _, id := range tr.AppliedFixes {
+				if e, err := st.Get(ctx, id); err == nil && e.Status == ledger.StatusFixed {
+					fixedNow = append(fixedNow, id)
+				}
+			}
+			if len(fixedNow) > 0 {
+				if err := st.MarkReplayed(ctx, fixedNow, tr.LoadID, "lima"); err != nil {
+					tr.Err = fmt.Errorf("committed, but marking %d fixed exceptions as replayed failed: %w", len(fixedNow), err)
+				}
+			}
+		}
 	}
 	recs := map[string]*gates.Reconciliation{}
 	var exps []gates.Expectation
@@ -212,7 +250,62 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("write the report: %w", err)
 	}
+	summary, _ := json.Marshal(struct {
+		Report string `json:"report"`
+		Status string `json:"status"`
+	}{path, rep.Status})
+	if err := st.FinishRun(ctx, runID, rep.Status, res.Finished, summary); err != nil {
+		return nil, fmt.Errorf("record the end of the run: %w", err)
+	}
 	return &Outcome{Report: rep, ReportPath: path, Result: res}, nil
+}
+
+// knownFixes reads the fixes recorded for a table's rows.
+func knownFixes(ctx context.Context, st ledger.Store, table string) (map[run.FixKey]run.KnownFix, error) {
+	out := map[run.FixKey]run.KnownFix{}
+	for _, status := range []string{ledger.StatusReplayed, ledger.StatusFixed} {
+		var after ledger.Cursor
+		for {
+			page, next, err := st.List(ctx, ledger.Filter{Table: table, Status: status}, ledger.Page{After: after, Limit: ledger.MaxPageSize})
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range page {
+				if e.Level == ledger.LevelRow && len(e.Raw) > 0 && len(e.Fixed) > 0 {
+					out[run.NewFixKey(e.File, e.Raw)] = run.KnownFix{ExceptionID: e.ID, Status: e.Status, Fixed: e.Fixed}
+				}
+			}
+			if next == "" || len(page) == 0 {
+				break
+			}
+			after = next
+		}
+	}
+	return out, nil
+}
+
+// supersede waives the exceptions an earlier, rejected attempt at the same
+// input left in the ledger (its load never committed: over the error budget
+// or failed), so a retry does not count them twice.
+func supersede(ctx context.Context, st ledger.Store, table, loadID, runID string) error {
+	var after ledger.Cursor
+	for {
+		page, next, err := st.List(ctx, ledger.Filter{Table: table, LoadID: loadID}, ledger.Page{After: after, Limit: ledger.MaxPageSize})
+		if err != nil {
+			return err
+		}
+		for _, e := range page {
+			if e.Status == ledger.StatusOpen || e.Status == ledger.StatusFixed {
+				if err := st.Waive(ctx, e.ID, "superseded: run "+runID+" loads the same input again", "lima"); err != nil {
+					return err
+				}
+			}
+		}
+		if next == "" || len(page) == 0 {
+			return nil
+		}
+		after = next
+	}
 }
 
 // Reconcile re-runs gate 4 for a past run against the tables' current
@@ -244,9 +337,23 @@ func Reconcile(ctx context.Context, ws Workspace, p *plan.Plan, runID string) ([
 		if err != nil {
 			return nil, err
 		}
+		replays := 0
+		if h, ok := tbl.(sink.Historian); ok {
+			hist, err := h.History(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if e, replays, err = gates.AdjustForReplays(e, hist); err != nil {
+				return nil, err
+			}
+		}
 		rec, err := gates.Reconcile(ctx, tbl.(sink.Scanner), e)
 		if err != nil {
 			return nil, err
+		}
+		if replays > 0 {
+			rec.Checks = append(rec.Checks, gates.Finding{Name: "replays since the load", Status: gates.Pass,
+				Detail: fmt.Sprintf("%d replay snapshot(s) of fixed exceptions are included in the expected rows and sums", replays)})
 		}
 		out = append(out, rec)
 	}

@@ -45,6 +45,8 @@ Usage:
   lima-tui report [--plan F] [ID]           print a run's report (default: the latest)
   lima-tui approve --gate scope|data-model --by NAME [--plan F]
                                            record a human approval and the plan hash
+  lima-tui exceptions list|show|assign|resolve|waive|replay|export …
+                                           work through the exception queue
 
 Exit codes: 0 ok; 1 error (nothing half-visible); 2 usage; 3 loaded but gate 4 failed;
 4 a precondition failed, nothing written.
@@ -82,7 +84,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
-	case "init", "propose", "check", "teardown", "schedule", "exceptions":
+	case "exceptions":
+		return cmdExceptions(ctx, rest, stdout, stderr)
+	case "init", "propose", "check", "teardown", "schedule":
 		fmt.Fprintf(stderr, "lima-tui %s: not available in this build yet.\n\n%s", cmd, usage)
 		return exitUsage
 	}

@@ -281,6 +281,10 @@ func prepare(ex []Exception) error {
 		if len(e.Fixed) == 0 {
 			e.Fixed = nil
 		}
+		e.Values = cleanMap(e.Values)
+		if len(e.Values) == 0 {
+			e.Values = nil
+		}
 		e.Deadline = micro(e.Deadline)
 		e.Status, e.State = StatusOpen, StatePending
 		e.CreatedAt, e.UpdatedAt = t, t
@@ -293,7 +297,7 @@ func jsonText(v any) (string, error) {
 	return string(b), err
 }
 
-func fixedText(m map[string]string) (any, error) {
+func mapText(m map[string]string) (any, error) {
 	if len(m) == 0 {
 		return nil, nil
 	}
@@ -351,16 +355,21 @@ func (c *core) PendingLoads(ctx context.Context) ([]LoadRef, error) {
 // ---- exceptions: reading ----
 
 const exCols = `e.id, e.run_id, e.load_id, e.table_name, e.level, e.file, e.line, e.row_num, e.row_key, e.raw, e.encoding,
- e.failures, e.owner, e.deadline, e.status, e.state, e.fixed, e.created_at, e.updated_at, e.replay_load_id`
+ e.failures, e.owner, e.deadline, e.status, e.state, e.fixed, e.created_at, e.updated_at, e.replay_load_id, e.row_values`
 
 func scanException(rs rows) (Exception, error) {
 	var e Exception
 	var failures string
-	var fixed *string
+	var fixed, values *string
 	var deadline, created, updated dbTime
 	if err := rs.Scan(&e.ID, &e.RunID, &e.LoadID, &e.Table, &e.Level, &e.File, &e.Line, &e.Row, &e.Key, &e.Raw, &e.Encoding,
-		&failures, &e.Owner, &deadline, &e.Status, &e.State, &fixed, &created, &updated, &e.ReplayLoadID); err != nil {
+		&failures, &e.Owner, &deadline, &e.Status, &e.State, &fixed, &created, &updated, &e.ReplayLoadID, &values); err != nil {
 		return e, err
+	}
+	if values != nil && *values != "" {
+		if err := json.Unmarshal([]byte(*values), &e.Values); err != nil {
+			return e, fmt.Errorf("ledger: exception %d: values: %w", e.ID, err)
+		}
 	}
 	if err := json.Unmarshal([]byte(failures), &e.Failures); err != nil {
 		return e, fmt.Errorf("ledger: exception %d: failures: %w", e.ID, err)
@@ -389,14 +398,12 @@ func (c *core) Get(ctx context.Context, id int64) (Exception, error) {
 	return scanException(rs)
 }
 
-// sel is a filtered selection of committed exceptions: e is the exceptions
-// table; with a rule filter, r is the exception_rules row of that rule and
-// drives the query (through its index).
+// sel is the FROM and WHERE of a filtered selection of committed
+// exceptions.
 type sel struct {
 	from  string
 	where []string
 	args  []any
-	byR   bool // r joined and driving
 }
 
 func (s *sel) add(cond string, args ...any) {
@@ -415,35 +422,17 @@ func validFilter(f Filter) error {
 	return nil
 }
 
-// selection builds the FROM/WHERE of a filter.
-func (c *core) selection(f Filter) sel {
-	var s sel
-	if f.Rule != "" {
-		s.byR = true
-		s.from = `{exception_rules} r JOIN {exceptions} e ON e.id = r.exception_id`
-		s.add(`r.state = 'committed'`)
-		s.add(`r.rule = ?`, cleanText(f.Rule))
-	} else {
-		s.from = `{exceptions} e`
-		s.add(`e.state = 'committed'`)
-	}
-	c.eConds(&s, f)
-	return s
-}
-
-// eConds adds the conditions on the exceptions table e.
-func (c *core) eConds(s *sel, f Filter) {
+// conds adds the conditions on the columns that exceptions and
+// exception_rules share, for the table alias a.
+func (c *core) conds(s *sel, f Filter, a string) {
 	if f.Table != "" {
-		s.add(`e.table_name = ?`, cleanText(f.Table))
+		s.add(a+`.table_name = ?`, cleanText(f.Table))
 	}
 	if f.Owner != "" {
-		s.add(`e.owner = ?`, cleanText(f.Owner))
+		s.add(a+`.owner = ?`, cleanText(f.Owner))
 	}
 	if f.Status != "" {
-		s.add(`e.status = ?`, f.Status)
-	}
-	if f.LoadID != "" {
-		s.add(`e.load_id = ?`, cleanText(f.LoadID))
+		s.add(a+`.status = ?`, f.Status)
 	}
 	if f.Overdue {
 		t := f.Now
@@ -451,12 +440,41 @@ func (c *core) eConds(s *sel, f Filter) {
 			t = time.Now()
 		}
 		// Written exactly as the partial index exceptions_c_due is.
-		s.add(`e.deadline < ? AND e.status IN ('open', 'fixed')`, c.b.ts(micro(t)))
+		s.add(a+`.deadline < ? AND `+a+`.status IN ('open', 'fixed')`, c.b.ts(micro(t)))
 	}
 }
 
-func needsE(f Filter) bool {
-	return f.Table != "" || f.Owner != "" || f.LoadID != "" || f.Overdue
+// fromE selects from exceptions e (joined with the rule row r when
+// filtering by rule).
+func (c *core) fromE(f Filter) sel {
+	var s sel
+	if f.Rule != "" {
+		s.from = `{exception_rules} r JOIN {exceptions} e ON e.id = r.exception_id`
+		s.add(`r.state = 'committed'`)
+		s.add(`r.rule = ?`, cleanText(f.Rule))
+	} else {
+		s.from = `{exceptions} e`
+		s.add(`e.state = 'committed'`)
+	}
+	c.conds(&s, f, "e")
+	if f.LoadID != "" {
+		s.add(`e.load_id = ?`, cleanText(f.LoadID))
+	}
+	return s
+}
+
+// fromG selects from exception_rules g alone (one row per exception and
+// rule; with a rule filter, one row per exception). Only the load id needs
+// the exceptions table.
+func (c *core) fromG(f Filter) sel {
+	s := sel{from: `{exception_rules} g`}
+	s.add(`g.state = 'committed'`)
+	c.conds(&s, f, "g")
+	if f.LoadID != "" {
+		s.from += ` JOIN {exceptions} e ON e.id = g.exception_id`
+		s.add(`e.load_id = ?`, cleanText(f.LoadID))
+	}
+	return s
 }
 
 func (c *core) List(ctx context.Context, f Filter, p Page) ([]Exception, Cursor, error) {
@@ -468,9 +486,9 @@ func (c *core) List(ctx context.Context, f Filter, p Page) ([]Exception, Cursor,
 		return nil, "", err
 	}
 	limit := pageLimit(p.Limit)
-	s := c.selection(f)
+	s := c.fromE(f)
 	key := "e.id"
-	if s.byR {
+	if f.Rule != "" {
 		key = "r.exception_id"
 	}
 	order := " ORDER BY " + key
@@ -515,16 +533,11 @@ func (c *core) Count(ctx context.Context, f Filter) (int64, error) {
 		return 0, err
 	}
 	var s sel
-	if f.Rule != "" && !needsE(f) {
-		// Answered from the rule index alone (status is mirrored there).
-		s.from = `{exception_rules} r`
-		s.add(`r.state = 'committed'`)
-		s.add(`r.rule = ?`, cleanText(f.Rule))
-		if f.Status != "" {
-			s.add(`r.status = ?`, f.Status)
-		}
+	if f.Rule != "" {
+		s = c.fromG(f)
+		s.add(`g.rule = ?`, cleanText(f.Rule))
 	} else {
-		s = c.selection(f)
+		s = c.fromE(f)
 	}
 	var n int64
 	err := queryRow(ctx, c.b, `SELECT count(*) FROM `+s.from+s.whereSQL(), s.args, &n)
@@ -535,28 +548,39 @@ func (c *core) CountBy(ctx context.Context, f Filter, field string) (map[string]
 	if err := validFilter(f); err != nil {
 		return nil, err
 	}
-	var s sel
 	var col string
 	switch field {
-	case ByTable, ByOwner, ByStatus:
-		s = c.selection(f)
-		col = map[string]string{ByTable: "e.table_name", ByOwner: "e.owner", ByStatus: "e.status"}[field]
+	case ByTable:
+		col = "table_name"
+	case ByOwner:
+		col = "owner"
+	case ByStatus:
+		col = "status"
 	case ByRule:
-		col = "g.rule"
-		s.from = `{exception_rules} g`
-		s.add(`g.state = 'committed'`)
-		if f.Status != "" {
-			s.add(`g.status = ?`, f.Status)
-		}
-		if needsE(f) {
-			s.from += ` JOIN {exceptions} e ON e.id = g.exception_id`
-			c.eConds(&s, f)
-		}
-		if f.Rule != "" {
-			s.add(`EXISTS (SELECT 1 FROM {exception_rules} x WHERE x.exception_id = g.exception_id AND x.rule = ?)`, cleanText(f.Rule))
-		}
+		col = "rule"
 	default:
 		return nil, invalid("count by %q (want table, rule, owner or status)", field)
+	}
+	var s sel
+	switch {
+	case field == ByRule && f.Rule != "":
+		// The rules of the exceptions that have f.Rule: x (the rule index)
+		// drives; CROSS JOIN keeps that order in SQLite.
+		s = c.fromG(f)
+		s.from = `{exception_rules} x CROSS JOIN ` + s.from
+		s.where = append([]string{`x.state = 'committed'`, `x.rule = ?`, `g.exception_id = x.exception_id`}, s.where...)
+		s.args = append([]any{cleanText(f.Rule)}, s.args...)
+		col = "g." + col
+	case field == ByRule:
+		s = c.fromG(f)
+		col = "g." + col
+	case f.Rule != "":
+		s = c.fromG(f)
+		s.add(`g.rule = ?`, cleanText(f.Rule))
+		col = "g." + col
+	default:
+		s = c.fromE(f)
+		col = "e." + col
 	}
 	rs, err := c.b.query(ctx, `SELECT `+col+`, count(*) FROM `+s.from+s.whereSQL()+` GROUP BY `+col, s.args...)
 	if err != nil {
@@ -612,7 +636,7 @@ func allowed(id int64, action, status string, from ...string) error {
 }
 
 func (c *core) event(ctx context.Context, q querier, id int64, at time.Time, by, action, from, to, note string, fixed map[string]string) error {
-	fx, err := fixedText(fixed)
+	fx, err := mapText(fixed)
 	if err != nil {
 		return err
 	}
@@ -652,6 +676,9 @@ func (c *core) Assign(ctx context.Context, ids []int64, owner, by string) error 
 			if _, err := q.exec(ctx, `UPDATE {exceptions} SET owner = ?, updated_at = ? WHERE id = ?`, owner, c.b.ts(t), id); err != nil {
 				return err
 			}
+			if _, err := q.exec(ctx, `UPDATE {exception_rules} SET owner = ? WHERE exception_id = ?`, owner, id); err != nil {
+				return err
+			}
 			note := fmt.Sprintf("owner %q → %q", cur.owner, owner)
 			if err := c.event(ctx, q, id, t, by, ActionAssign, cur.status, cur.status, note, nil); err != nil {
 				return err
@@ -677,7 +704,7 @@ func (c *core) Resolve(ctx context.Context, id int64, fixed map[string]string, b
 		merged := map[string]string{}
 		maps.Copy(merged, cur.fixed)
 		maps.Copy(merged, fixed)
-		fx, err := fixedText(merged)
+		fx, err := mapText(merged)
 		if err != nil {
 			return err
 		}
@@ -781,7 +808,8 @@ func (c *core) Reopen(ctx context.Context, id int64, reasons []Failure, by strin
 		}
 		rules := rulesOf(reasons)
 		for _, r := range rules {
-			if _, err := q.exec(ctx, `INSERT INTO {exception_rules} (exception_id, rule, state, status) VALUES (?, ?, 'committed', ?)`, id, r, StatusOpen); err != nil {
+			if _, err := q.exec(ctx, `INSERT INTO {exception_rules} (exception_id, rule, table_name, owner, deadline, status, state)
+  SELECT id, ?, table_name, owner, deadline, status, state FROM {exceptions} WHERE id = ?`, r, id); err != nil {
 				return err
 			}
 		}

@@ -167,10 +167,13 @@ type Exception struct {
 	// Raw is the row as read, byte for byte.
 	Raw []byte `json:"raw,omitempty"`
 	// Encoding is the character encoding of Raw.
-	Encoding     string            `json:"encoding,omitempty"`
+	Encoding string `json:"encoding,omitempty"`
+	// Values are the row's fields by column name as read (before casting),
+	// when the reader could split the row; replay starts from them.
+	Values       map[string]string `json:"values,omitempty"`
 	Failures     []Failure         `json:"failures"`
 	Owner        string            `json:"owner"`
-	Deadline     time.Time         `json:"deadline"`
+	Deadline     time.Time         `json:"deadline,omitzero"`
 	Status       string            `json:"status"`
 	State        string            `json:"state"`
 	Fixed        map[string]string `json:"fixed,omitempty"`

@@ -26,6 +26,8 @@ type Exception struct {
 	// Values are the row's fields by column name as read (before casting),
 	// so a fixed row can be replayed without re-parsing Raw.
 	Values map[string]string `json:"values,omitempty"`
+	// Key is the row's primary key as text, when the table has one.
+	Key string `json:"key,omitempty"`
 	// Encoding of Raw when it is not UTF-8.
 	Encoding string    `json:"encoding,omitempty"`
 	Owner    string    `json:"owner"`

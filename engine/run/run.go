@@ -27,6 +27,7 @@ import (
 	"github.com/lima-lake/lima/engine/sink"
 	"github.com/lima-lake/lima/engine/source"
 	"github.com/lima-lake/lima/engine/source/files"
+	"github.com/lima-lake/lima/internal/faultpoint"
 )
 
 // Statuses of a table load.
@@ -43,6 +44,9 @@ const (
 	SkipBlank          = "blank_line"
 	SkipBelowWatermark = "at_or_below_watermark"
 )
+
+// ErrErrorBudget marks a table whose held-back rows exceed its budget.
+var ErrErrorBudget = errors.New("error budget exceeded")
 
 // Rule ids of held-back rows besides clean's cell rules.
 const (
@@ -71,7 +75,35 @@ type Options struct {
 	Alloc    memory.Allocator
 	// SampleRows used to infer untyped columns (default 10,000).
 	SampleRows int
+	// BeforeLoad, when set, is called once a table's load id is known and
+	// the load will run (the ledger uses it to supersede the exceptions of
+	// an earlier rejected attempt at the same input).
+	BeforeLoad func(ctx context.Context, table, loadID string) error
+	// KnownFixes, when set, returns the fixes ops recorded for rows of a
+	// table (from the exception ledger). A row that fails again exactly as
+	// it did — same file, same bytes — is loaded with its recorded fix, so a
+	// full reload keeps the rows that were fixed and replayed.
+	KnownFixes func(ctx context.Context, table string) (map[FixKey]KnownFix, error)
 }
+
+// FixKey identifies a source row by its file and exact bytes.
+type FixKey struct {
+	Unit string
+	Raw  [32]byte
+}
+
+// NewFixKey builds the key of a row.
+func NewFixKey(unit string, raw []byte) FixKey { return FixKey{Unit: unit, Raw: sha256.Sum256(raw)} }
+
+// KnownFix is a recorded fix.
+type KnownFix struct {
+	ExceptionID int64
+	Status      string
+	Fixed       map[string]string
+}
+
+// FixApplied is the normalization name of a recorded fix applied on load.
+const FixApplied = "fixed value from the exception ledger"
 
 // FileResult is what happened to one input file.
 type FileResult struct {
@@ -106,12 +138,15 @@ type TableResult struct {
 	Exceptions     []Exception
 	Normalizations []clean.Normalization
 	Source         Stats
-	StagedFiles    int
-	StagedBytes    int64
-	InputBytes     int64
-	Started        time.Time
-	Finished       time.Time
-	Err            error
+	// AppliedFixes are the ids of exceptions whose recorded fix was applied
+	// to a row of this load.
+	AppliedFixes []int64
+	StagedFiles  int
+	StagedBytes  int64
+	InputBytes   int64
+	Started      time.Time
+	Finished     time.Time
+	Err          error
 	// Columns and Types are the resolved schema; Keys the key columns.
 	Columns  []string
 	Types    []plan.Type
@@ -394,10 +429,23 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 		}
 	}
 
+	if o.BeforeLoad != nil {
+		if err := o.BeforeLoad(ctx, name, tr.LoadID); err != nil {
+			tr.Err = err
+			return
+		}
+	}
 	l, err := newLoader(o, tr, t, rs, tbl, prog)
 	if err != nil {
 		tr.Err = err
 		return
+	}
+	if o.KnownFixes != nil {
+		if l.fixes, err = o.KnownFixes(ctx, name); err != nil {
+			l.caster.Release()
+			tr.Err = fmt.Errorf("read the recorded fixes: %w", err)
+			return
+		}
 	}
 	defer l.caster.Release()
 
@@ -447,6 +495,9 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 	}
 	tr.Source = l.stats.finish()
 	tr.Normalizations = l.caster.Normalizations()
+	for c, n := range l.fixCnt {
+		tr.Normalizations = append(tr.Normalizations, clean.Normalization{Column: c, Fix: FixApplied, Count: n})
+	}
 	tr.RowsLoaded = staged.Rows()
 	tr.StagedFiles, tr.StagedBytes = staged.Files(), staged.Bytes()
 	tr.WatermarkAfter = tr.WatermarkBefore
@@ -470,6 +521,27 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 		tr.Commit = cur
 		return
 	}
+	// The error budget: above it nothing of the table is committed; the
+	// exceptions are kept (published) for inspection.
+	if count, share, ok, err := o.Plan.Budget(t); err != nil {
+		tr.Err = err
+		return
+	} else if ok {
+		data := tr.RowsLoaded + tr.RowsQuarantined
+		over := (share == 0 && tr.RowsQuarantined > count) || (share > 0 && data > 0 && float64(tr.RowsQuarantined) > share*float64(data))
+		if over {
+			_ = staged.Discard(context.WithoutCancel(ctx))
+			limit := fmt.Sprintf("%d rows", count)
+			if share > 0 {
+				limit = fmt.Sprintf("%g%% of %d data rows = %.1f rows", share*100, data, share*float64(data))
+			}
+			pubErr := o.Quarantine.Publish(context.WithoutCancel(ctx), name, tr.LoadID)
+			tr.Err = errors.Join(fmt.Errorf("%w: %d rows held back, above the error budget of %s; nothing of %s was committed, the exceptions are kept for inspection",
+				ErrErrorBudget, tr.RowsQuarantined, limit, name), pubErr)
+			return
+		}
+	}
+	faultpoint.Hit("before-commit")
 	prog.Phase.Store("committing")
 	c, err := tbl.Commit(ctx, staged, sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID, Watermark: tr.WatermarkAfter, Replace: tr.Mode == "full"})
 	if err != nil {
@@ -481,6 +553,7 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 		return
 	}
 	tr.Commit = c
+	faultpoint.Hit("after-commit")
 	if err := o.Quarantine.Publish(ctx, name, tr.LoadID); err != nil {
 		tr.Err = fmt.Errorf("committed snapshot %d but publishing its exceptions failed: %w", c.SnapshotID, err)
 		return
@@ -635,6 +708,8 @@ type loader struct {
 	prevWM  clean.Cell
 	hasPrev bool
 	pending []Exception
+	fixes   map[FixKey]KnownFix
+	fixCnt  map[string]int64
 	router  *Router
 	now     time.Time
 	idx     []int
@@ -647,7 +722,7 @@ func newLoader(o Options, tr *TableResult, t *plan.Table, rs *resolved, tbl sink
 	if err != nil {
 		return nil, err
 	}
-	l := &loader{o: o, tr: tr, t: t, rs: rs, caster: caster, prog: prog, wmCol: -1, router: NewRouter(o.Plan), now: time.Now().UTC(),
+	l := &loader{o: o, tr: tr, t: t, rs: rs, caster: caster, prog: prog, wmCol: -1, router: NewRouter(o.Plan), now: time.Now().UTC(), fixCnt: map[string]int64{},
 		keys: map[[2]uint64]struct{}{}, seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
 	if l.checks, err = clean.CompileChecks(t.Checks, rs.cols, rs.types); err != nil {
 		caster.Release()
@@ -672,23 +747,8 @@ func newLoader(o Options, tr *TableResult, t *plan.Table, rs *resolved, tbl sink
 			}
 		}
 	}
-	var sumCols, minmax []int
-	control := t.ControlColumns
-	if len(control) == 0 {
-		for i, c := range rs.cols {
-			switch rs.types[i].Kind {
-			case plan.Int, plan.Long, plan.Decimal, plan.Double:
-				if !slices.Contains(t.Load.Keys, c) {
-					control = append(control, c)
-				}
-			}
-		}
-	}
-	for _, c := range control {
-		if i, ok := idx[c]; ok {
-			sumCols = append(sumCols, i)
-		}
-	}
+	var minmax []int
+	sumCols := controlColumns(t, rs, idx)
 	for _, c := range tr.PartitionColumns {
 		if i, ok := idx[c]; ok && !slices.Contains(minmax, i) {
 			minmax = append(minmax, i)
@@ -719,6 +779,29 @@ func newLoader(o Options, tr *TableResult, t *plan.Table, rs *resolved, tbl sink
 	}
 	l.stats = newStatsBuilder(rs.cols, rs.types, sumCols, minmax, l.keyCols, seed)
 	return l, nil
+}
+
+// controlColumns are the columns gate 4 sums: the plan's, else every
+// numeric column that is not a key.
+func controlColumns(t *plan.Table, rs *resolved, idx map[string]int) []int {
+	control := t.ControlColumns
+	if len(control) == 0 {
+		for i, c := range rs.cols {
+			switch rs.types[i].Kind {
+			case plan.Int, plan.Long, plan.Decimal, plan.Double:
+				if !slices.Contains(t.Load.Keys, c) {
+					control = append(control, c)
+				}
+			}
+		}
+	}
+	var out []int
+	for _, c := range control {
+		if i, ok := idx[c]; ok {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // parseCanonical parses a value written by clean.FormatCell.
@@ -915,6 +998,32 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 	} else {
 		all = clean.Evaluate(l.checks, cells, vals, all)
 	}
+	if len(all) > 0 && len(l.fixes) > 0 && len(row.Raw) > 0 {
+		if fx, ok := l.fixes[NewFixKey(row.Loc.Unit, row.Raw)]; ok {
+			fixedVals := slices.Clone(vals)
+			var fixedNulls []bool
+			if nulls != nil {
+				fixedNulls = slices.Clone(nulls)
+			}
+			for i, c := range l.rs.cols {
+				if v, ok := fx.Fixed[c]; ok {
+					fixedVals[i] = v
+					if fixedNulls != nil {
+						fixedNulls[i] = false
+					}
+				}
+			}
+			if errs := l.caster.Cast(fixedVals, fixedNulls); errs == nil {
+				if again := clean.Evaluate(l.checks, l.caster.Cells(), fixedVals, nil); len(again) == 0 {
+					all, vals, cells = nil, fixedVals, l.caster.Cells()
+					l.tr.AppliedFixes = append(l.tr.AppliedFixes, fx.ExceptionID)
+					for c := range fx.Fixed {
+						l.fixCnt[c]++
+					}
+				}
+			}
+		}
+	}
 	var key [2]uint64
 	if len(all) == 0 && len(l.keyCols) > 0 {
 		var h1, h2 maphash.Hash
@@ -944,8 +1053,12 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 				values[c] = vals[i]
 			}
 		}
+		var key string
+		if len(l.t.Load.Keys) > 0 {
+			key = keyText(l.t.Load.Keys, values)
+		}
 		return l.hold(ctx, Exception{RunID: l.o.RunID, LoadID: l.tr.LoadID, Table: l.tr.Name, Level: "row", Loc: row.Loc, Raw: string(row.Raw),
-			Errors: all, Values: values, Encoding: row.Encoding})
+			Errors: all, Values: values, Encoding: row.Encoding, Key: key})
 	}
 	if l.wmCol >= 0 {
 		c := cells[l.wmCol]

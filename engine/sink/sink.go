@@ -50,6 +50,8 @@ type Commit struct {
 	RunID      string
 	Watermark  string
 	Kind       string
+	// Props are the snapshot's lima.* summary properties.
+	Props map[string]string
 	// AlreadyCommitted is true when the load id was found in the table
 	// (after an unknown commit outcome, or on a rerun): nothing new was added.
 	AlreadyCommitted bool
@@ -67,7 +69,13 @@ type CommitProps struct {
 	Replace bool
 	// Kind is KindLoad (default) or KindReplay.
 	Kind string
+	// Extra summary properties; keys start with "lima.".
+	Extra map[string]string
 }
+
+// PropSumPrefix prefixes the control sums a replay commit records
+// ("lima.sum.cost"), so gate 4 can account for replayed rows later.
+const PropSumPrefix = "lima.sum."
 
 // Staged is the output of a write that is not yet visible.
 type Staged interface {
@@ -94,6 +102,12 @@ type Table interface {
 	// Commit makes staged files visible in one atomic snapshot. It never
 	// applies the same load id twice: before every retry it looks for it.
 	Commit(ctx context.Context, s Staged, p CommitProps) (Commit, error)
+}
+
+// Historian lists the commits of the current snapshot's lineage, newest
+// first.
+type Historian interface {
+	History(ctx context.Context) ([]Commit, error)
 }
 
 // Scanner reads a committed snapshot back (gate 4 uses it).

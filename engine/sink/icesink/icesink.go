@@ -282,6 +282,12 @@ func commitOf(s *table.Snapshot) sink.Commit {
 		c.RunID = s.Summary.Properties[sink.PropRunID]
 		c.Watermark = s.Summary.Properties[sink.PropWatermark]
 		c.Kind = s.Summary.Properties[sink.PropKind]
+		c.Props = map[string]string{}
+		for k, v := range s.Summary.Properties {
+			if strings.HasPrefix(k, "lima.") {
+				c.Props[k] = v
+			}
+		}
 	}
 	if c.Kind == "" {
 		c.Kind = sink.KindLoad
@@ -320,6 +326,24 @@ func (t *Table) Current(ctx context.Context) (sink.Commit, bool, error) {
 		return sink.Commit{}, false, nil
 	}
 	return commitOf(s), true, nil
+}
+
+// History returns the commits of the current snapshot's lineage, newest
+// first.
+func (t *Table) History(ctx context.Context) ([]sink.Commit, error) {
+	tbl, err := t.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []sink.Commit
+	for s := tbl.CurrentSnapshot(); s != nil; {
+		out = append(out, commitOf(s))
+		if s.ParentSnapshotID == nil {
+			break
+		}
+		s = tbl.SnapshotByID(*s.ParentSnapshotID)
+	}
+	return out, nil
 }
 
 // LastLoad walks back from the current snapshot to the newest load.
@@ -411,6 +435,12 @@ func (t *Table) Commit(ctx context.Context, s sink.Staged, p sink.CommitProps) (
 	props := iceberg.Properties{sink.PropLoadID: p.LoadID, sink.PropRunID: p.RunID, sink.PropRows: fmt.Sprint(st.rows), sink.PropKind: kind}
 	if p.Watermark != "" {
 		props[sink.PropWatermark] = p.Watermark
+	}
+	for k, v := range p.Extra {
+		if !strings.HasPrefix(k, "lima.") {
+			return sink.Commit{}, fmt.Errorf("icesink: extra property %q must start with lima.", k)
+		}
+		props[k] = v
 	}
 	var lastErr error
 	for attempt := 1; attempt <= t.s.opts.MaxAttempts; attempt++ {

@@ -1,0 +1,196 @@
+package ledger_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lima-lake/lima/engine/ledger"
+	"github.com/lima-lake/lima/engine/ledger/ledgertest"
+)
+
+func openSQLite(t *testing.T) ledger.Store {
+	t.Helper()
+	s, err := ledger.OpenSQLite(filepath.Join(t.TempDir(), ".lima", "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+func TestSQLiteConformance(t *testing.T) {
+	ledgertest.Run(t, openSQLite)
+}
+
+func TestSQLiteFileModes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ws", ".lima")
+	path := filepath.Join(dir, "state.db")
+	s, err := ledger.OpenSQLite(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.SetWatermark(context.Background(), "t", "1", "l", 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		mode os.FileMode
+	}{{dir, 0o700}, {path, 0o600}, {path + "-wal", 0o600}, {path + "-shm", 0o600}} {
+		fi, err := os.Stat(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != c.mode {
+			t.Errorf("%s: mode %o, want %o", filepath.Base(c.path), got, c.mode)
+		}
+	}
+}
+
+func TestSQLitePragmas(t *testing.T) {
+	s := openSQLite(t).(*ledger.SQLiteStore)
+	db := openRaw(t, s.Path())
+	defer db.Close()
+	var mode string
+	if err := db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+		t.Fatalf("journal_mode = %q, %v; want wal", mode, err)
+	}
+}
+
+func TestSQLiteReopenAndMigrations(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "odd ?#% name", "state.db")
+	ctx := context.Background()
+	s, err := ledger.OpenSQLite(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetWatermark(ctx, "orders", "7", "L1", 70); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the database is not at the path given: %v", err)
+	}
+	// Re-opening is idempotent and keeps the data.
+	for range 2 {
+		s, err = ledger.OpenSQLite(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, ok, err := s.Watermark(ctx, "orders")
+		if err != nil || !ok || w.Watermark != "7" {
+			t.Fatalf("after reopen: %+v %v %v", w, ok, err)
+		}
+		s.Close()
+	}
+	// One row per version.
+	direct := openRaw(t, path)
+	var n, top int
+	if err := direct.QueryRow(`SELECT count(*), max(version) FROM schema_migrations`).Scan(&n, &top); err != nil {
+		t.Fatal(err)
+	}
+	if n != ledger.SchemaVersion() || top != ledger.SchemaVersion() {
+		t.Fatalf("schema_migrations: %d rows, top %d; want %d", n, top, ledger.SchemaVersion())
+	}
+	// A database from a newer Lima is refused.
+	if _, err := direct.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'from the future', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	direct.Close()
+	_, err = ledger.OpenSQLite(path)
+	if !errors.Is(err, ledger.ErrSchemaTooNew) {
+		t.Fatalf("open of a newer schema: %v, want ErrSchemaTooNew", err)
+	}
+	t.Logf("refusal reads: %v", err)
+}
+
+func openRaw(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(path))
+	db, err := sql.Open("sqlite", "file:"+p+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func TestSQLiteBadPath(t *testing.T) {
+	if _, err := ledger.OpenSQLite(""); !errors.Is(err, ledger.ErrInvalid) {
+		t.Fatalf("empty path: %v", err)
+	}
+	f := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ledger.OpenSQLite(filepath.Join(f, "state.db")); err == nil {
+		t.Fatal("open below a regular file succeeded")
+	}
+	// Not a database.
+	junk := filepath.Join(t.TempDir(), "junk.db")
+	if err := os.WriteFile(junk, []byte("this is not an sqlite database, not at all, really not"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ledger.OpenSQLite(junk); err == nil {
+		t.Fatal("open of a junk file succeeded")
+	}
+}
+
+// TestSQLiteUpgrade opens a database made by a build that knew only the
+// first migration: reopening applies the rest and keeps the data.
+func TestSQLiteUpgrade(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	old, err := ledger.OpenSQLiteAtVersion(path, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	db := openRaw(t, path)
+	if _, err := db.Exec(`INSERT INTO exceptions (run_id, load_id, table_name, level, failures, status, state, created_at, updated_at)
+VALUES ('r', 'l', 't', 'row', '[{"rule":"x","reason":"y"}]', 'open', 'committed', 1, 1)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s, err := ledger.OpenSQLite(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	db = openRaw(t, path)
+	defer db.Close()
+	var v int
+	if err := db.QueryRow(`SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil || v != 2 {
+		t.Fatalf("schema version after upgrade %d, %v; want 2", v, err)
+	}
+	checkUpgraded(t, s)
+}
+
+// checkUpgraded checks the row written at version 1 and that version 2's
+// column works.
+func checkUpgraded(t *testing.T, s ledger.Store) {
+	t.Helper()
+	ctx := context.Background()
+	es, _, err := s.List(ctx, ledger.Filter{}, ledger.Page{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 1 || es[0].Table != "t" || es[0].Values != nil || len(es[0].Failures) != 1 || es[0].Failures[0].Rule != "x" {
+		t.Fatalf("old rows after upgrade: %+v", es)
+	}
+	in := []ledger.Exception{{Table: "t", LoadID: "l2", Failures: []ledger.Failure{{Rule: "x"}}, Values: map[string]string{"a": "1"}}}
+	if err := s.AddPending(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, in[0].ID)
+	if err != nil || got.Values["a"] != "1" || len(got.Values) != 1 {
+		t.Fatalf("values after upgrade: %v, %v", got.Values, err)
+	}
+}

@@ -1,0 +1,366 @@
+package run
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/lima-lake/lima/engine/clean"
+	"github.com/lima-lake/lima/engine/ledger"
+	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/engine/sink"
+	"github.com/lima-lake/lima/engine/source"
+)
+
+// ReplayOptions of `lima-tui exceptions replay`.
+type ReplayOptions struct {
+	Workspace string
+	Plan      *plan.Plan
+	Sink      sink.Sink
+	Store     ledger.Store
+	// Table limits the replay to one table (all when empty).
+	Table string
+	RunID string
+	By    string
+}
+
+// Replay re-checks every fixed exception and commits the rows that now pass
+// to their table in one snapshot per table, with their own load id. Rows
+// that still fail are reopened with the new reasons. Replaying again finds
+// nothing fixed, and a replay interrupted after its commit is completed
+// without a second commit: the load id is derived from the exceptions and
+// their fixes, and looked for before committing.
+func Replay(ctx context.Context, o ReplayOptions) ([]*TableResult, error) {
+	names := o.Plan.TableNames()
+	if o.Table != "" {
+		if _, ok := o.Plan.Tables[o.Table]; !ok {
+			return nil, fmt.Errorf("replay: no table %q in the plan", o.Table)
+		}
+		names = []string{o.Table}
+	}
+	var out []*TableResult
+	for _, name := range names {
+		t := o.Plan.Tables[name]
+		if t.Type != "" && t.Type != "base" {
+			continue
+		}
+		var fixed []ledger.Exception
+		var after ledger.Cursor
+		for {
+			page, next, err := o.Store.List(ctx, ledger.Filter{Table: name, Status: ledger.StatusFixed}, ledger.Page{After: after, Limit: ledger.MaxPageSize})
+			if err != nil {
+				return out, err
+			}
+			fixed = append(fixed, page...)
+			if next == "" || len(page) == 0 {
+				break
+			}
+			after = next
+		}
+		if len(fixed) == 0 {
+			continue
+		}
+		tr := replayTable(ctx, o, name, t, fixed)
+		out = append(out, tr)
+	}
+	return out, nil
+}
+
+// ReplayLoadID fingerprints a replay: the exceptions and their fixes.
+func ReplayLoadID(table string, ex []ledger.Exception) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "replay\x00%s\n", table)
+	ids := make([]ledger.Exception, len(ex))
+	copy(ids, ex)
+	sort.Slice(ids, func(i, j int) bool { return ids[i].ID < ids[j].ID })
+	for _, e := range ids {
+		keys := make([]string, 0, len(e.Fixed))
+		for k := range e.Fixed {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		fmt.Fprintf(h, "%d", e.ID)
+		for _, k := range keys {
+			fmt.Fprintf(h, "\x00%s=%s", k, e.Fixed[k])
+		}
+		h.Write([]byte{'\n'})
+	}
+	return "rp-" + hex.EncodeToString(h.Sum(nil))[:20]
+}
+
+func replayTable(ctx context.Context, o ReplayOptions, name string, t *plan.Table, fixed []ledger.Exception) (tr *TableResult) {
+	tr = &TableResult{Name: name, Mode: "replay", Started: time.Now().UTC(), SkippedBy: map[string]int64{}, QuarantinedBy: map[string]int64{}, HeldByOwner: map[string]int64{}}
+	defer func() {
+		tr.Finished = time.Now().UTC()
+		if tr.Err != nil {
+			tr.Status = StatusFailed
+		}
+	}()
+	lo := Options{Workspace: o.Workspace, Plan: o.Plan, Sink: o.Sink, Alloc: memory.DefaultAllocator, SampleRows: 10000}
+	src, _, err := lo.sourceFor(t)
+	if err != nil {
+		tr.Err = err
+		return
+	}
+	units, err := src.List(ctx, t.Source.Files)
+	if err != nil {
+		tr.Err = err
+		return
+	}
+	rs, err := resolveColumns(ctx, lo, t, src, units)
+	if err != nil {
+		tr.Err = err
+		return
+	}
+	tr.Columns, tr.Types, tr.Required, tr.Keys = rs.cols, rs.types, rs.required, t.Load.Keys
+	spec := sink.TableSpec{Name: name, Namespace: o.Plan.Namespace(), Types: rs.types, Required: rs.required}
+	for i, c := range rs.cols {
+		pc := plan.Column{Name: c, Type: rs.types[i].String()}
+		spec.Columns = append(spec.Columns, pc)
+	}
+	for _, p := range t.Partition {
+		pf, err := plan.ParsePartition(p)
+		if err != nil {
+			tr.Err = err
+			return
+		}
+		spec.Partition = append(spec.Partition, pf)
+	}
+	tbl, err := o.Sink.OpenTable(ctx, spec)
+	if err != nil {
+		tr.Err = err
+		return
+	}
+	tr.Table = tbl
+	tr.LoadID = ReplayLoadID(name, fixed)
+	cur, hasCur, err := tbl.Current(ctx)
+	if err != nil {
+		tr.Err = err
+		return
+	}
+	if hasCur {
+		tr.WatermarkBefore, tr.WatermarkAfter = cur.Watermark, cur.Watermark
+	}
+	caster, err := clean.NewCaster(rs.specs, tbl.Schema(), memory.DefaultAllocator)
+	if err != nil {
+		tr.Err = err
+		return
+	}
+	defer caster.Release()
+	checks, err := clean.CompileChecks(t.Checks, rs.cols, rs.types)
+	if err != nil {
+		tr.Err = err
+		return
+	}
+	// Keys already in the table: a replayed row must not duplicate one.
+	idx := map[string]int{}
+	for i, c := range rs.cols {
+		idx[c] = i
+	}
+	var keyCols []int
+	for _, k := range t.Load.Keys {
+		keyCols = append(keyCols, idx[k])
+	}
+	seed := maphash.MakeSeed()
+	keyOf := func(vals []string) uint64 {
+		var h maphash.Hash
+		h.SetSeed(seed)
+		for _, v := range vals {
+			h.WriteString(v)
+			h.WriteByte(0)
+		}
+		return h.Sum64()
+	}
+	existing := map[uint64]bool{}
+	if len(keyCols) > 0 && hasCur {
+		if sc, ok := tbl.(sink.Scanner); ok {
+			it, err := sc.Scan(ctx, 0, t.Load.Keys)
+			if err != nil {
+				tr.Err = err
+				return
+			}
+			for rec, err := range it {
+				if err != nil {
+					tr.Err = err
+					return
+				}
+				for r := 0; r < int(rec.NumRows()); r++ {
+					vals := make([]string, len(t.Load.Keys))
+					for j, k := range t.Load.Keys {
+						for ci, f := range rec.Schema().Fields() {
+							if f.Name == k {
+								vals[j] = formatArrow(rec.Column(ci), r)
+							}
+						}
+					}
+					existing[keyOf(vals)] = true
+				}
+				rec.Release()
+			}
+		}
+	}
+	sb := newStatsBuilder(rs.cols, rs.types, controlColumns(t, rs, idx), nil, keyCols, 1)
+	var passed []int64
+	type reopen struct {
+		id      int64
+		reasons []ledger.Failure
+	}
+	var failed []reopen
+	for _, e := range fixed {
+		tr.RowsRead++
+		if e.Level == ledger.LevelFile || e.Values == nil {
+			tr.RowsQuarantined++
+			tr.QuarantinedBy["not_replayable"]++
+			failed = append(failed, reopen{e.ID, []ledger.Failure{{Rule: "not_replayable", Reason: "a whole file or an unsplittable row cannot be replayed from the ledger; deliver a corrected file, or resolve with every column set (--set col=value)"}}})
+			continue
+		}
+		vals := make([]string, len(rs.cols))
+		var nulls []bool
+		for i, c := range rs.cols {
+			v, ok := e.Fixed[c]
+			if !ok {
+				v, ok = e.Values[c]
+			}
+			if !ok {
+				if nulls == nil {
+					nulls = make([]bool, len(rs.cols))
+				}
+				nulls[i] = true
+			}
+			vals[i] = v
+		}
+		errs := caster.Cast(vals, nulls)
+		var all []clean.CellError
+		if errs != nil {
+			all = append(all, errs...)
+		} else {
+			all = clean.Evaluate(checks, caster.Cells(), vals, all)
+		}
+		var k uint64
+		if len(all) == 0 && len(keyCols) > 0 {
+			kv := make([]string, len(keyCols))
+			for j, i := range keyCols {
+				kv[j] = clean.FormatCell(rs.types[i], caster.Cells()[i])
+			}
+			k = keyOf(kv)
+			if existing[k] {
+				all = append(all, clean.CellError{Column: rs.cols[keyCols[0]], Value: strings.Join(kv, ","), Rule: RuleUnique, Reason: "the table already has key " + strings.Join(kv, ", ")})
+			}
+		}
+		if len(all) > 0 {
+			tr.RowsQuarantined++
+			var fs []ledger.Failure
+			for _, c := range all {
+				tr.QuarantinedBy[c.Rule]++
+				fs = append(fs, ledger.Failure{Column: c.Column, Value: c.Value, Rule: c.Rule, Reason: c.Reason})
+			}
+			failed = append(failed, reopen{e.ID, fs})
+			continue
+		}
+		if len(keyCols) > 0 {
+			existing[k] = true
+		}
+		sb.add(caster.Cells(), sourceLoc(e))
+		caster.Accept()
+		passed = append(passed, e.ID)
+	}
+	tr.Source = sb.finish()
+	tr.Normalizations = caster.Normalizations()
+	by := o.By
+	if by == "" {
+		by = "lima replay"
+	}
+	if len(passed) > 0 {
+		if c, found, err := tbl.FindLoad(ctx, tr.LoadID); err != nil {
+			tr.Err = err
+			return
+		} else if found {
+			// An earlier replay committed these rows and stopped before it
+			// could mark them: finish its work, commit nothing twice.
+			caster.NewBatch().Release()
+			tr.Commit, tr.RowsLoaded = c, int64(len(passed))
+		} else {
+			batch := caster.NewBatch()
+			seq := func(yield func(arrow.RecordBatch, error) bool) { yield(batch, nil) }
+			st, err := tbl.Stage(ctx, seq)
+			if err != nil {
+				tr.Err = err
+				return
+			}
+			tr.RowsLoaded = st.Rows()
+			extra := map[string]string{}
+			for col, sum := range tr.Source.Sums {
+				extra[sink.PropSumPrefix+col] = sum.String()
+			}
+			c, err := tbl.Commit(ctx, st, sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID, Watermark: tr.WatermarkBefore, Kind: sink.KindReplay, Extra: extra})
+			if err != nil {
+				_ = st.Discard(context.WithoutCancel(ctx))
+				tr.Err = err
+				return
+			}
+			tr.Commit = c
+		}
+		if err := o.Store.MarkReplayed(ctx, passed, tr.LoadID, by); err != nil {
+			tr.Err = fmt.Errorf("replayed rows are committed in snapshot %d but marking them failed (rerun replay to finish): %w", tr.Commit.SnapshotID, err)
+			return
+		}
+	}
+	for _, f := range failed {
+		if err := o.Store.Reopen(ctx, f.id, f.reasons, by); err != nil && !errors.Is(err, ledger.ErrBadTransition) {
+			tr.Err = err
+			return
+		}
+	}
+	tr.Status = StatusLoaded
+	if len(passed) == 0 {
+		tr.Status = StatusNothingToLoad
+	}
+	if !tr.Balanced() {
+		tr.Err = fmt.Errorf("replay does not balance: %d read, %d loaded, %d still failing", tr.RowsRead, tr.RowsLoaded, tr.RowsQuarantined)
+	}
+	return
+}
+
+func sourceLoc(e ledger.Exception) source.Locator {
+	return source.Locator{Unit: e.File, Line: e.Line, Row: e.Row}
+}
+
+// formatArrow is the canonical text (clean.FormatCell's form) of an Arrow
+// value, for comparing keys read back from the table.
+func formatArrow(a arrow.Array, r int) string {
+	if a.IsNull(r) {
+		return "NULL"
+	}
+	switch v := a.(type) {
+	case *array.String:
+		return v.Value(r)
+	case *array.Int32:
+		return strconv.FormatInt(int64(v.Value(r)), 10)
+	case *array.Int64:
+		return strconv.FormatInt(v.Value(r), 10)
+	case *array.Decimal128:
+		return v.Value(r).ToString(v.DataType().(*arrow.Decimal128Type).Scale)
+	case *array.Date32:
+		return time.Unix(int64(v.Value(r))*86400, 0).UTC().Format("2006-01-02")
+	case *array.Timestamp:
+		t := time.UnixMicro(int64(v.Value(r))).UTC()
+		if v.DataType().(*arrow.TimestampType).TimeZone != "" {
+			return t.Format("2006-01-02T15:04:05.000000Z")
+		}
+		return t.Format("2006-01-02T15:04:05.000000")
+	case *array.Boolean:
+		return strconv.FormatBool(v.Value(r))
+	}
+	return a.ValueStr(r)
+}

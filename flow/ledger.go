@@ -1,0 +1,87 @@
+package flow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lima-lake/lima/engine/ledger"
+	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/engine/sink"
+	"github.com/lima-lake/lima/engine/sink/icesink"
+)
+
+// StatePath is the SQLite state store of a workspace.
+func (w Workspace) StatePath() string { return filepath.Join(w.StateDir(), "state.db") }
+
+// OpenLedger opens the plan's state store: SQLite in .lima/state.db, or
+// PostgreSQL from the DSN in the environment variable the plan names.
+func OpenLedger(ctx context.Context, ws Workspace, p *plan.Plan) (ledger.Store, error) {
+	switch p.Storage.State {
+	case "postgres":
+		dsn := os.Getenv(p.Storage.StateDSNEnv)
+		if dsn == "" {
+			return nil, fmt.Errorf("%w: state: postgres, but the environment variable %s is empty; export the DSN there", ErrPrecondition, p.Storage.StateDSNEnv)
+		}
+		var opts []ledger.PostgresOption
+		if p.Storage.StateSchema != "" {
+			opts = append(opts, ledger.WithSchema(p.Storage.StateSchema))
+		}
+		st, err := ledger.OpenPostgres(ctx, dsn, opts...)
+		if err != nil {
+			// The driver's message can echo the DSN: name the variable only.
+			return nil, fmt.Errorf("%w: open the PostgreSQL state store from $%s failed", ErrPrecondition, p.Storage.StateDSNEnv)
+		}
+		return st, nil
+	}
+	st, err := ledger.OpenSQLite(ws.StatePath())
+	if err != nil {
+		return nil, fmt.Errorf("%w: open the state store: %w", ErrPrecondition, err)
+	}
+	return st, nil
+}
+
+// RecoverPending settles exceptions left pending by a run that stopped
+// between writing them and committing (or between committing and
+// publishing): if the table has a snapshot carrying the load id, they are
+// published; otherwise the load never became visible and they are removed.
+func RecoverPending(ctx context.Context, st ledger.Store, sk *icesink.Sink, p *plan.Plan) (published, discarded int64, err error) {
+	loads, err := st.PendingLoads(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, l := range loads {
+		committed := false
+		tbl, err := sk.Catalog().LoadTable(ctx, table.Identifier{p.Namespace(), l.Table})
+		switch {
+		case errors.Is(err, catalog.ErrNoSuchTable):
+		case err != nil:
+			return published, discarded, err
+		default:
+			for _, s := range tbl.Metadata().Snapshots() {
+				if s.Summary != nil && s.Summary.Properties[sink.PropLoadID] == l.LoadID {
+					committed = true
+				}
+			}
+		}
+		if committed {
+			n, err := st.Publish(ctx, l.Table, l.LoadID)
+			if err != nil {
+				return published, discarded, err
+			}
+			published += n
+		} else {
+			n, err := st.DiscardPending(ctx, l.Table, l.LoadID)
+			if err != nil {
+				return published, discarded, err
+			}
+			discarded += n
+		}
+	}
+	return published, discarded, nil
+}
