@@ -13,6 +13,15 @@ fi
 echo "== go vet"
 go vet ./...
 
+echo "== services"
+# The PostgreSQL state store is tested against a real server; the script
+# starts (or installs) one when none answers on 127.0.0.1:5432.
+if bash scripts/ensure-postgres.sh; then
+  export LIMA_REQUIRE_SERVICES=1
+else
+  echo "!!! PostgreSQL could not be made available: its tests will SKIP loudly (CI fails instead)"
+fi
+
 echo "== go test"
 go test -count=1 -timeout 20m ./...
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -315,11 +316,24 @@ func loadID(name, planHash string, units []source.Unit, fullRefresh bool, runID 
 	return "ld-" + hex.EncodeToString(h.Sum(nil))[:20]
 }
 
+// tableHash fingerprints what of a table's plan shapes its rows. JSON, not
+// %v: a pointer field (a check's min) must hash by value, not by address,
+// or the same input would get a new load id in every process.
 func tableHash(p *plan.Plan, name string) string {
 	t := p.Tables[name]
-	h := sha256.New()
-	fmt.Fprintf(h, "%+v|%+v|%v|%+v|%+v|%v", *t.Source, t.Columns, t.Partition, t.Load, t.Checks, t.ControlColumns)
-	return hex.EncodeToString(h.Sum(nil))
+	b, err := json.Marshal(struct {
+		Source         *plan.TableSource
+		Columns        []plan.Column
+		Partition      []string
+		Load           any
+		Checks         []plan.Check
+		ControlColumns []string
+	}{t.Source, t.Columns, t.Partition, t.Load, t.Checks, t.ControlColumns})
+	if err != nil {
+		panic(err) // plain data always marshals
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }
 
 func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *TableResult) {
