@@ -12,9 +12,12 @@ demo:
 test:
 	bash scripts/test.sh
 
-## bench: 1M-row load, rows/s, MB/s and peak memory, next to DuckDB
+## bench: 1M-row load, rows/s, MB/s and peak memory, next to DuckDB;
+## then the exception queue's list/filter/count over 1,000,000 exceptions
 bench:
 	cd bench && $(GO) run . $(BENCHFLAGS)
+	@echo "== exception ledger: 1,000,000 exceptions (seeding takes about a minute)"
+	LIMA_BENCH_1M=1 $(GO) test -run '^$$' -bench 'List1M$$' -benchtime 200x ./engine/ledger/
 
 ## lint: gofmt and go vet
 lint:

@@ -246,6 +246,14 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 	}
 	res.Finished = time.Now().UTC()
 	rep := reports.Build(o.Plan, res, recs)
+	if q, err := queueState(ctx, st, time.Now()); err == nil {
+		rep.Exceptions.Queue = q
+	}
+	if digests, err := BuildDigests(ctx, st, o.Plan, runID, res.Tables); err == nil {
+		rep.Notifications = Notify(ctx, o.Plan, digests)
+	} else {
+		rep.Notifications = []reports.Notification{{Owner: "*", Channel: "digest", Status: "failed", Error: err.Error()}}
+	}
 	path, err := reports.Write(o.Workspace.ReportsDir(), rep, exps)
 	if err != nil {
 		return nil, fmt.Errorf("write the report: %w", err)
@@ -258,6 +266,26 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 		return nil, fmt.Errorf("record the end of the run: %w", err)
 	}
 	return &Outcome{Report: rep, ReportPath: path, Result: res}, nil
+}
+
+// queueState counts the unresolved and overdue exceptions of the ledger.
+func queueState(ctx context.Context, st ledger.Store, now time.Time) (*reports.Queue, error) {
+	q := &reports.Queue{}
+	for _, s := range []string{ledger.StatusOpen, ledger.StatusFixed} {
+		n, err := st.Count(ctx, ledger.Filter{Status: s})
+		if err != nil {
+			return nil, err
+		}
+		q.Unresolved += n
+	}
+	var err error
+	if q.Overdue, err = st.Count(ctx, ledger.Filter{Overdue: true, Now: now}); err != nil {
+		return nil, err
+	}
+	if q.OverdueByOwner, err = st.CountBy(ctx, ledger.Filter{Overdue: true, Now: now}, ledger.ByOwner); err != nil {
+		return nil, err
+	}
+	return q, nil
 }
 
 // knownFixes reads the fixes recorded for a table's rows.

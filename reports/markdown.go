@@ -96,6 +96,18 @@ func Markdown(r *Report) string {
 	for _, k := range sortedInt(r.Exceptions.ByRule) {
 		fmt.Fprintf(&b, "- rule %s: %d\n", md(k), r.Exceptions.ByRule[k])
 	}
+	if q := r.Exceptions.Queue; q != nil {
+		fmt.Fprintf(&b, "\nThe whole queue: %d unresolved, %d overdue.\n", q.Unresolved, q.Overdue)
+		for _, k := range sortedInt(q.OverdueByOwner) {
+			fmt.Fprintf(&b, "- ! overdue for %s: %d\n", md(k), q.OverdueByOwner[k])
+		}
+	}
+	if len(r.Notifications) > 0 {
+		b.WriteString("\n## Notifications\n\n")
+		for _, n := range r.Notifications {
+			fmt.Fprintf(&b, "- %s via %s: %d exceptions — %s %s\n", md(n.Owner), md(n.Channel), n.Exceptions, n.Status, md(n.Error))
+		}
+	}
 	return b.String()
 }
 

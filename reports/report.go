@@ -37,6 +37,17 @@ type Report struct {
 	DeadlineBy  string        `json:"deadline_margin,omitempty"`
 	Tables      []TableReport `json:"tables"`
 	Exceptions  Exceptions    `json:"exceptions"`
+	// Notifications sent to owners after the run.
+	Notifications []Notification `json:"notifications,omitempty"`
+}
+
+// Notification is one digest sent (or not) to an owner.
+type Notification struct {
+	Owner      string `json:"owner"`
+	Channel    string `json:"channel"`
+	Exceptions int64  `json:"exceptions"`
+	Status     string `json:"status"`
+	Error      string `json:"error,omitempty"`
 }
 
 // TableReport is one table's outcome.
@@ -93,6 +104,16 @@ type Exceptions struct {
 	ByTable map[string]int64 `json:"by_table"`
 	ByRule  map[string]int64 `json:"by_rule"`
 	ByOwner map[string]int64 `json:"by_owner"`
+	// Queue is the state of the whole exception queue after the run (all
+	// runs): open or fixed exceptions, and those past their deadline.
+	Queue *Queue `json:"queue,omitempty"`
+}
+
+// Queue counts the unresolved exceptions of the ledger.
+type Queue struct {
+	Unresolved     int64            `json:"unresolved"`
+	Overdue        int64            `json:"overdue"`
+	OverdueByOwner map[string]int64 `json:"overdue_by_owner"`
 }
 
 // Build assembles the report of a run.

@@ -207,6 +207,18 @@ type Owner struct {
 	// Default marks the one owner who gets every exception no other owner
 	// routes (by table, column or rule).
 	Default bool `yaml:"default,omitempty"`
+	// Notify sends this owner a JSON digest of the run's new exceptions.
+	Notify *Notify `yaml:"notify,omitempty"`
+}
+
+// Notify is how an owner hears about new exceptions: a command that reads
+// the JSON digest on stdin, and/or a webhook whose URL is read from the
+// environment variable named by WebhookEnv (a URL may carry a token, so it
+// never goes into platform.yaml). Raw rows and values of sensitive columns
+// are never sent.
+type Notify struct {
+	Command    []string `yaml:"command,omitempty"`
+	WebhookEnv string   `yaml:"webhook_env,omitempty"`
 }
 
 // Schedule is when the plan runs unattended.

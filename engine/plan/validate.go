@@ -647,6 +647,17 @@ func (v *validator) owners() {
 		if all := append(slices.Clone(Rules), ExceptionRules...); o.Rule != "" && !slices.Contains(all, o.Rule) {
 			v.add(op+".rule", "%q is not a rule%s", o.Rule, hint(o.Rule, all, "rules"))
 		}
+		if n := o.Notify; n != nil {
+			if len(n.Command) == 0 && n.WebhookEnv == "" {
+				v.add(op+".notify", "give a command (a list: [program, args…]) or webhook_env (the name of the environment variable holding the URL)")
+			}
+			if n.WebhookEnv != "" && !envNameRE.MatchString(n.WebhookEnv) {
+				v.add(op+".notify.webhook_env", "%q is not an environment variable name; the URL itself never goes into platform.yaml", n.WebhookEnv)
+			}
+			if len(n.Command) > 0 && strings.TrimSpace(n.Command[0]) == "" {
+				v.add(op+".notify.command", "the first element is the program to run")
+			}
+		}
 		if _, _, err := o.DeadlineAt(time.Time{}); err != nil {
 			v.add(op+".deadline", "%v", err)
 		}
