@@ -2,6 +2,7 @@ package clean
 
 import (
 	"fmt"
+	"math/big"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -18,11 +19,18 @@ type RowCheck struct {
 	col    int
 	typ    plan.Type
 	eval   func(c Cell) (bool, string)
+	// row evaluates checks that read several columns (expression).
+	row func(cells []Cell) (bool, string)
 }
 
+// RefSets holds, per "table.column", the canonical values present in that
+// lake table: what a references check looks values up in.
+type RefSets map[string]map[string]struct{}
+
 // CompileChecks compiles the row-level checks of a table. columns is the
-// column order of the Caster.
-func CompileChecks(checks []plan.Check, columns []string, types []plan.Type) ([]RowCheck, error) {
+// column order of the Caster; refs must hold the set of every references
+// check.
+func CompileChecks(checks []plan.Check, columns []string, types []plan.Type, refs RefSets) ([]RowCheck, error) {
 	idx := map[string]int{}
 	for i, c := range columns {
 		idx[c] = i
@@ -30,6 +38,14 @@ func CompileChecks(checks []plan.Check, columns []string, types []plan.Type) ([]
 	var out []RowCheck
 	for _, ch := range checks {
 		if ch.Rule == "unique" {
+			continue
+		}
+		if ch.Rule == plan.RuleExpression {
+			rc, err := compileExpr(ch, idx, types)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, rc)
 			continue
 		}
 		i, ok := idx[ch.Column]
@@ -91,6 +107,21 @@ func CompileChecks(checks []plan.Check, columns []string, types []plan.Type) ([]
 				}
 				return false, fmt.Sprintf("%q is not one of %s", FormatCell(t, c), strings.Join(ch.Values, ", "))
 			}
+		case plan.RuleReferences:
+			set, ok := refs[ch.References]
+			if !ok {
+				return nil, fmt.Errorf("check %s: the values of %s were not read", rc.Name, ch.References)
+			}
+			ref := ch.References
+			rc.eval = func(c Cell) (bool, string) {
+				if c.Null {
+					return true, ""
+				}
+				if _, ok := set[FormatCell(t, c)]; ok {
+					return true, ""
+				}
+				return false, fmt.Sprintf("%q is not in %s", FormatCell(t, c), ref)
+			}
 		case "max_length":
 			n := ch.Length
 			rc.eval = func(c Cell) (bool, string) {
@@ -110,9 +141,119 @@ func CompileChecks(checks []plan.Check, columns []string, types []plan.Type) ([]
 // Evaluate runs the checks on a cast row and appends failures to errs.
 func Evaluate(checks []RowCheck, cells []Cell, values []string, errs []CellError) []CellError {
 	for _, ch := range checks {
+		if ch.row != nil {
+			if ok, why := ch.row(cells); !ok {
+				v := ""
+				if ch.col >= 0 {
+					v = values[ch.col]
+				}
+				errs = append(errs, CellError{Column: ch.Column, Value: v, Rule: ch.Rule, Reason: why})
+			}
+			continue
+		}
 		if ok, why := ch.eval(cells[ch.col]); !ok {
 			errs = append(errs, CellError{Column: ch.Column, Value: values[ch.col], Rule: ch.Rule, Reason: why})
 		}
 	}
 	return errs
+}
+
+// compileExpr compiles a row expression. Numbers compare exactly (as
+// rationals), everything else by canonical text (dates and timestamps sort
+// correctly that way). A comparison with a null is not a failure.
+func compileExpr(ch plan.Check, idx map[string]int, types []plan.Type) (RowCheck, error) {
+	e, err := plan.ParseExpr(ch.Expr)
+	if err != nil {
+		return RowCheck{}, err
+	}
+	rc := RowCheck{Name: ch.Name, Rule: ch.Rule, Column: ch.Column, col: -1}
+	if rc.Name == "" {
+		rc.Name = "expression: " + ch.Expr
+	}
+	if ch.Column != "" {
+		rc.col = idx[ch.Column]
+	}
+	for _, c := range e.Columns() {
+		if _, ok := idx[c]; !ok {
+			return RowCheck{}, fmt.Errorf("check %s: unknown column %q", rc.Name, c)
+		}
+	}
+	type val struct {
+		null bool
+		num  *big.Rat
+		text string
+	}
+	get := func(o plan.Operand, cells []Cell) val {
+		switch {
+		case o.IsNull:
+			return val{null: true}
+		case o.Column == "":
+			if o.IsNumber {
+				r, _ := new(big.Rat).SetString(o.Literal)
+				return val{num: r, text: o.Literal}
+			}
+			return val{text: o.Literal}
+		}
+		i := idx[o.Column]
+		c, t := cells[i], types[i]
+		if c.Null {
+			return val{null: true}
+		}
+		switch t.Kind {
+		case plan.Int, plan.Long:
+			return val{num: new(big.Rat).SetInt64(c.I), text: FormatCell(t, c)}
+		case plan.Double:
+			r := new(big.Rat)
+			if r.SetFloat64(c.F) == nil {
+				return val{text: FormatCell(t, c)}
+			}
+			return val{num: r, text: FormatCell(t, c)}
+		case plan.Decimal:
+			r := new(big.Rat).SetFrac(c.D.BigInt(), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(t.Scale)), nil))
+			return val{num: r, text: FormatCell(t, c)}
+		}
+		return val{text: FormatCell(t, c)}
+	}
+	holds := func(cmp int, op string) bool {
+		switch op {
+		case "=":
+			return cmp == 0
+		case "!=":
+			return cmp != 0
+		case "<":
+			return cmp < 0
+		case "<=":
+			return cmp <= 0
+		case ">":
+			return cmp > 0
+		}
+		return cmp >= 0
+	}
+	expr := ch.Expr
+	rc.row = func(cells []Cell) (bool, string) {
+		for _, group := range e.Or {
+			all := true
+			for _, c := range group {
+				l, r := get(c.Left, cells), get(c.Right, cells)
+				if l.null || r.null {
+					continue // unknown is not a failure, as in SQL CHECK
+				}
+				var cmp int
+				if l.num != nil && r.num != nil {
+					cmp = l.num.Cmp(r.num)
+				} else {
+					cmp = strings.Compare(l.text, r.text)
+				}
+				if !holds(cmp, c.Op) {
+					all = false
+					break
+				}
+			}
+			if all {
+				return true, ""
+			}
+		}
+		return false, "the row does not satisfy " + expr
+	}
+	return rc, nil
 }

@@ -29,13 +29,15 @@ const (
 	RuleRegex     = "regex"
 	RuleAllowed   = "allowed"
 	RuleMaxLength = "max_length"
+	RuleReferences = "references"
+	RuleExpression = "expression"
 
 	DefaultWarehouse  = "lake"
 	DefaultCatalogURI = ".lima/catalog.db"
 )
 
 // Rules lists the check rules in the order they are documented.
-var Rules = []string{RuleNotNull, RuleUnique, RuleRange, RuleRegex, RuleAllowed, RuleMaxLength}
+var Rules = []string{RuleNotNull, RuleUnique, RuleRange, RuleRegex, RuleAllowed, RuleMaxLength, RuleReferences, RuleExpression}
 
 // ExceptionRules are the rule ids an exception can carry besides the
 // declared checks: a value that does not cast, a row that cannot be split,

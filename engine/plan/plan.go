@@ -161,13 +161,20 @@ type LoadSpec struct {
 // Check is a data-quality rule declared for a table.
 type Check struct {
 	Name   string   `yaml:"name,omitempty"`
-	Rule   string   `yaml:"rule"` // not_null, unique, range, regex, allowed, max_length
+	Rule   string   `yaml:"rule"` // not_null, unique, range, regex, allowed, max_length, references, expression
 	Column string   `yaml:"column,omitempty"`
 	Min    *float64 `yaml:"min,omitempty"`
 	Max    *float64 `yaml:"max,omitempty"`
 	Values []string `yaml:"values,omitempty"`
 	Regex  string   `yaml:"regex,omitempty"`
 	Length int      `yaml:"length,omitempty"`
+	// References is "table.column" of another lake table in which the
+	// value must exist (rule references; that table loads first).
+	References string `yaml:"references,omitempty"`
+	// Expr is a row expression (rule expression): comparisons of columns
+	// and literals with = != < <= > >=, joined by and / or, e.g.
+	// "defect_qty <= lot_qty". A comparison with a null passes, as in SQL.
+	Expr string `yaml:"expr,omitempty"`
 }
 
 // QualityIssue is a finding of profiling, with its impact.

@@ -522,7 +522,7 @@ func (v *validator) checks(tp string, ti *tableInfo) {
 		switch ck.Rule {
 		case "":
 			v.add(cp+".rule", "required; use %s", oneOf(Rules...))
-		case RuleNotNull, RuleUnique, RuleRange, RuleRegex, RuleAllowed, RuleMaxLength:
+		case RuleNotNull, RuleUnique, RuleRange, RuleRegex, RuleAllowed, RuleMaxLength, RuleReferences, RuleExpression:
 		default:
 			sug := ""
 			if s, ok := suggest(ck.Rule, Rules); ok {
@@ -530,9 +530,9 @@ func (v *validator) checks(tp string, ti *tableInfo) {
 			}
 			v.add(cp+".rule", "%q is not a rule; %suse %s", ck.Rule, sug, oneOf(Rules...))
 		}
-		if ck.Column == "" {
+		if ck.Column == "" && ck.Rule != RuleExpression {
 			v.add(cp+".column", "required: the column the rule checks")
-		} else {
+		} else if ck.Column != "" {
 			switch ck.Rule {
 			case RuleRange:
 				v.colRef(cp+".column", ti, ck.Column, Type.IsNumeric, "range needs a numeric column")
@@ -571,6 +571,28 @@ func (v *validator) checks(tp string, ti *tableInfo) {
 			if ck.Length <= 0 {
 				v.add(cp+".length", "rule max_length needs length greater than 0")
 			}
+		case RuleReferences:
+			tbl, col, ok := strings.Cut(ck.References, ".")
+			switch {
+			case !ok || tbl == "" || col == "":
+				v.add(cp+".references", "required for rule references: table.column of another table, e.g. suppliers.supplier_id")
+			case v.p.Tables[tbl] == nil:
+				v.add(cp+".references", "no table %q in the plan%s", tbl, hint(tbl, v.p.TableNames(), "tables"))
+			case v.p.Tables[tbl] == ti.t:
+				v.add(cp+".references", "a table cannot reference itself")
+			default:
+				if rt := v.p.Tables[tbl]; len(rt.Columns) > 0 {
+					if _, ok := rt.Column(col); !ok {
+						v.add(cp+".references", "table %s has no column %q", tbl, col)
+					}
+				}
+			}
+		case RuleExpression:
+			if strings.TrimSpace(ck.Expr) == "" {
+				v.add(cp+".expr", `required for rule expression, e.g. "defect_qty <= lot_qty"`)
+			} else if err := CheckExpr(ck.Expr, ti.t); err != nil {
+				v.add(cp+".expr", "%v", err)
+			}
 		}
 		if ck.Rule != "" && slices.Contains(Rules, ck.Rule) {
 			stray := func(field, rule string, set bool) {
@@ -583,6 +605,8 @@ func (v *validator) checks(tp string, ti *tableInfo) {
 			stray("regex", RuleRegex, ck.Regex != "")
 			stray("values", RuleAllowed, len(ck.Values) > 0)
 			stray("length", RuleMaxLength, ck.Length != 0)
+			stray("references", RuleReferences, ck.References != "")
+			stray("expr", RuleExpression, ck.Expr != "")
 		}
 	}
 }

@@ -47,7 +47,7 @@ func TestValidateFixture(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	const prefixHelp = "1 to 40 characters: lower-case letters, digits and _, starting with a letter (e.g. acme_sales)"
-	const rules = "not_null, unique, range, regex, allowed or max_length"
+	const rules = "not_null, unique, range, regex, allowed, max_length, references or expression"
 	tests := []struct {
 		name string
 		mut  func(p *Plan)

@@ -158,7 +158,12 @@ func replayTable(ctx context.Context, o ReplayOptions, name string, t *plan.Tabl
 		return
 	}
 	defer caster.Release()
-	checks, err := clean.CompileChecks(t.Checks, rs.cols, rs.types)
+	refs, err := referenceSets(ctx, lo, t)
+	if err != nil {
+		tr.Err = err
+		return
+	}
+	checks, err := clean.CompileChecks(t.Checks, rs.cols, rs.types, refs)
 	if err != nil {
 		tr.Err = err
 		return

@@ -244,7 +244,7 @@ func Load(ctx context.Context, o Options) (*Result, error) {
 		names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !slices.Contains(o.Tables, n) })
 	}
 	res := &Result{RunID: o.RunID, Started: time.Now().UTC()}
-	for _, name := range names {
+	for _, name := range loadOrder(o.Plan, names) {
 		t := o.Plan.Tables[name]
 		if t.Type != "" && t.Type != "base" {
 			continue
@@ -376,23 +376,10 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 		}
 	}
 
-	spec := sink.TableSpec{Name: name, Namespace: o.Plan.Namespace(), Types: rs.types, Required: rs.required}
-	for i, c := range rs.cols {
-		col, _ := t.Column(c)
-		pc := plan.Column{Name: c}
-		if col != nil {
-			pc = *col
-		}
-		pc.Type = rs.types[i].String()
-		spec.Columns = append(spec.Columns, pc)
-	}
-	for _, p := range t.Partition {
-		pf, err := plan.ParsePartition(p)
-		if err != nil {
-			tr.Err = err
-			return
-		}
-		spec.Partition = append(spec.Partition, pf)
+	spec, err := tableSpec(o.Plan, name, t, rs)
+	if err != nil {
+		tr.Err = err
+		return
 	}
 	prog.Phase.Store("opening table")
 	tbl, err := o.Sink.OpenTable(ctx, spec)
@@ -449,7 +436,7 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 			return
 		}
 	}
-	l, err := newLoader(o, tr, t, rs, tbl, prog)
+	l, err := newLoader(ctx, o, tr, t, rs, tbl, prog)
 	if err != nil {
 		tr.Err = err
 		return
@@ -574,6 +561,136 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 	}
 	tr.Status = StatusLoaded
 	return
+}
+
+// tableSpec is the sink's description of a plan table.
+func tableSpec(p *plan.Plan, name string, t *plan.Table, rs *resolved) (sink.TableSpec, error) {
+	spec := sink.TableSpec{Name: name, Namespace: p.Namespace(), Types: rs.types, Required: rs.required}
+	for i, c := range rs.cols {
+		col, _ := t.Column(c)
+		pc := plan.Column{Name: c}
+		if col != nil {
+			pc = *col
+		}
+		pc.Type = rs.types[i].String()
+		spec.Columns = append(spec.Columns, pc)
+	}
+	for _, ps := range t.Partition {
+		pf, err := plan.ParsePartition(ps)
+		if err != nil {
+			return spec, err
+		}
+		spec.Partition = append(spec.Partition, pf)
+	}
+	return spec, nil
+}
+
+// referenceSets reads, for each references check of t, the values of the
+// referenced column from that table's current snapshot in the lake.
+func referenceSets(ctx context.Context, o Options, t *plan.Table) (clean.RefSets, error) {
+	refs := clean.RefSets{}
+	for _, ch := range t.Checks {
+		if ch.Rule != plan.RuleReferences {
+			continue
+		}
+		if _, done := refs[ch.References]; done {
+			continue
+		}
+		name, col, _ := strings.Cut(ch.References, ".")
+		rt, ok := o.Plan.Tables[name]
+		if !ok {
+			return nil, fmt.Errorf("references %s: no table %s in the plan", ch.References, name)
+		}
+		src, _, err := o.sourceFor(rt)
+		if err != nil {
+			return nil, err
+		}
+		units, err := src.List(ctx, rt.Source.Files)
+		if err != nil {
+			return nil, err
+		}
+		rs, err := resolveColumns(ctx, o, rt, src, units)
+		if err != nil {
+			return nil, err
+		}
+		spec, err := tableSpec(o.Plan, name, rt, rs)
+		if err != nil {
+			return nil, err
+		}
+		tbl, err := o.Sink.OpenTable(ctx, spec)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok, err := tbl.Current(ctx); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, fmt.Errorf("check references %s: table %s has not been loaded yet; load it first (it is ordered first when both are in the run)", ch.References, name)
+		}
+		sc, ok := tbl.(sink.Scanner)
+		if !ok {
+			return nil, fmt.Errorf("check references %s: the sink cannot read %s back", ch.References, name)
+		}
+		it, err := sc.Scan(ctx, 0, []string{col})
+		if err != nil {
+			return nil, err
+		}
+		set := map[string]struct{}{}
+		for rec, err := range it {
+			if err != nil {
+				return nil, err
+			}
+			a := rec.Column(0)
+			for r := 0; r < a.Len(); r++ {
+				if !a.IsNull(r) {
+					set[formatArrow(a, r)] = struct{}{}
+				}
+			}
+			rec.Release()
+		}
+		refs[ch.References] = set
+	}
+	return refs, nil
+}
+
+// loadOrder puts tables after the tables their references checks read.
+func loadOrder(p *plan.Plan, names []string) []string {
+	placed := map[string]bool{}
+	in := map[string]bool{}
+	for _, n := range names {
+		in[n] = true
+	}
+	var out []string
+	for len(out) < len(names) {
+		progress := false
+		for _, n := range names {
+			if placed[n] {
+				continue
+			}
+			ready := true
+			for _, ch := range p.Tables[n].Checks {
+				if ch.Rule == plan.RuleReferences {
+					dep, _, _ := strings.Cut(ch.References, ".")
+					if in[dep] && !placed[dep] && dep != n {
+						ready = false
+					}
+				}
+			}
+			if ready {
+				placed[n] = true
+				out = append(out, n)
+				progress = true
+			}
+		}
+		if !progress { // a cycle: keep the remaining ones in name order
+			for _, n := range names {
+				if !placed[n] {
+					placed[n] = true
+					out = append(out, n)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // resolveColumns decides the columns and types: the plan's, inferring any
@@ -713,6 +830,8 @@ type loader struct {
 	checks  []clean.RowCheck
 	keyCols []int
 	keys    map[[2]uint64]struct{}
+	// tableKeys are the keys already in the table (incremental loads).
+	tableKeys map[[2]uint64]struct{}
 	seeds   [2]maphash.Seed
 	stats   *statsBuilder
 	prog    *TableProgress
@@ -731,14 +850,19 @@ type loader struct {
 	nulls   []bool
 }
 
-func newLoader(o Options, tr *TableResult, t *plan.Table, rs *resolved, tbl sink.Table, prog *TableProgress) (*loader, error) {
+func newLoader(ctx context.Context, o Options, tr *TableResult, t *plan.Table, rs *resolved, tbl sink.Table, prog *TableProgress) (*loader, error) {
 	caster, err := clean.NewCaster(rs.specs, tbl.Schema(), o.Alloc)
 	if err != nil {
 		return nil, err
 	}
 	l := &loader{o: o, tr: tr, t: t, rs: rs, caster: caster, prog: prog, wmCol: -1, router: NewRouter(o.Plan), now: time.Now().UTC(), fixCnt: map[string]int64{},
 		keys: map[[2]uint64]struct{}{}, seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
-	if l.checks, err = clean.CompileChecks(t.Checks, rs.cols, rs.types); err != nil {
+	refs, err := referenceSets(ctx, o, t)
+	if err != nil {
+		caster.Release()
+		return nil, err
+	}
+	if l.checks, err = clean.CompileChecks(t.Checks, rs.cols, rs.types, refs); err != nil {
 		caster.Release()
 		return nil, err
 	}
@@ -787,6 +911,12 @@ func newLoader(o Options, tr *TableResult, t *plan.Table, rs *resolved, tbl sink
 			l.prevWM, l.hasPrev = prev, true
 		}
 	}
+	if tr.Mode == "incremental" && len(l.keyCols) > 0 && !o.FullRefresh {
+		if err := l.readTableKeys(ctx, tbl); err != nil {
+			caster.Release()
+			return nil, fmt.Errorf("read the keys already in the table: %w", err)
+		}
+	}
 	seed := uint64(0)
 	for _, b := range []byte(tr.LoadID) {
 		seed = seed*131 + uint64(b)
@@ -816,6 +946,58 @@ func controlColumns(t *plan.Table, rs *resolved, idx map[string]int) []int {
 		}
 	}
 	return out
+}
+
+// readTableKeys loads the hashes of the keys in the table's current
+// snapshot, so an incremental load cannot append a key twice.
+func (l *loader) readTableKeys(ctx context.Context, tbl sink.Table) error {
+	l.tableKeys = map[[2]uint64]struct{}{}
+	if _, ok, err := tbl.Current(ctx); err != nil || !ok {
+		return err
+	}
+	sc, ok := tbl.(sink.Scanner)
+	if !ok {
+		return errors.New("the sink cannot read the table back")
+	}
+	var names []string
+	for _, i := range l.keyCols {
+		names = append(names, l.rs.cols[i])
+	}
+	it, err := sc.Scan(ctx, 0, names)
+	if err != nil {
+		return err
+	}
+	for rec, err := range it {
+		if err != nil {
+			return err
+		}
+		cols := make([]arrow.Array, len(names))
+		for j, n := range names {
+			for ci, f := range rec.Schema().Fields() {
+				if f.Name == n {
+					cols[j] = rec.Column(ci)
+				}
+			}
+		}
+		for r := 0; r < int(rec.NumRows()); r++ {
+			var h1, h2 maphash.Hash
+			h1.SetSeed(l.seeds[0])
+			h2.SetSeed(l.seeds[1])
+			for _, a := range cols {
+				s := "NULL"
+				if a != nil {
+					s = formatArrow(a, r)
+				}
+				h1.WriteString(s)
+				h1.WriteByte(0)
+				h2.WriteString(s)
+				h2.WriteByte(0)
+			}
+			l.tableKeys[[2]uint64{h1.Sum64(), h2.Sum64()}] = struct{}{}
+		}
+		rec.Release()
+	}
+	return nil
 }
 
 // parseCanonical parses a value written by clean.FormatCell.
@@ -1006,6 +1188,34 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 	vals, nulls := l.project(row)
 	errs := l.caster.Cast(vals, nulls)
 	cells := l.caster.Cells()
+	// An incremental load skips rows at or below the previous watermark
+	// first: the load that committed that watermark already accounted for
+	// them (loaded or held back).
+	if l.hasPrev && l.wmCol >= 0 {
+		wmOK := true
+		for _, e := range errs {
+			if e.Column == l.rs.cols[l.wmCol] {
+				wmOK = false
+			}
+		}
+		if c := cells[l.wmCol]; wmOK && (c.Null || compareCells(l.rs.types[l.wmCol], c, l.prevWM) <= 0) {
+			l.skip(SkipBelowWatermark)
+			return nil
+		}
+	}
+	// The watermark covers every row this load accounted for, held back
+	// or loaded: a held row is in the ledger and must not be read again.
+	if l.wmCol >= 0 {
+		wmOK := true
+		for _, e := range errs {
+			if e.Column == l.rs.cols[l.wmCol] {
+				wmOK = false
+			}
+		}
+		if c := cells[l.wmCol]; wmOK && !c.Null && (!l.wmSet || compareCells(l.rs.types[l.wmCol], c, l.wm) > 0) {
+			l.wm, l.wmSet = c, true
+		}
+	}
 	var all []clean.CellError
 	if errs != nil {
 		all = append(all, errs...)
@@ -1051,13 +1261,19 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 			h2.WriteByte(0)
 		}
 		key = [2]uint64{h1.Sum64(), h2.Sum64()}
-		if _, dup := l.keys[key]; dup {
+		_, dup := l.keys[key]
+		_, inTable := l.tableKeys[key]
+		if dup || inTable {
 			var kv []string
 			for _, i := range l.keyCols {
 				kv = append(kv, l.rs.cols[i]+"="+clean.FormatCell(l.rs.types[i], cells[i]))
 			}
+			where := " (an earlier row of this load has it)"
+			if inTable {
+				where = " (the table already has it; an incremental load appends)"
+			}
 			all = append(all, clean.CellError{Column: l.rs.cols[l.keyCols[0]], Value: strings.Join(kv, ","), Rule: RuleUnique,
-				Reason: "duplicate key " + strings.Join(kv, ", ") + " (an earlier row of this load has it)"})
+				Reason: "duplicate key " + strings.Join(kv, ", ") + where})
 		}
 	}
 	if len(all) > 0 {
@@ -1073,16 +1289,6 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 		}
 		return l.hold(ctx, Exception{RunID: l.o.RunID, LoadID: l.tr.LoadID, Table: l.tr.Name, Level: "row", Loc: row.Loc, Raw: string(row.Raw),
 			Errors: all, Values: values, Encoding: row.Encoding, Key: key})
-	}
-	if l.wmCol >= 0 {
-		c := cells[l.wmCol]
-		if l.hasPrev && (c.Null || compareCells(l.rs.types[l.wmCol], c, l.prevWM) <= 0) {
-			l.skip(SkipBelowWatermark)
-			return nil
-		}
-		if !c.Null && (!l.wmSet || compareCells(l.rs.types[l.wmCol], c, l.wm) > 0) {
-			l.wm, l.wmSet = c, true
-		}
 	}
 	if len(l.keyCols) > 0 {
 		l.keys[key] = struct{}{}
