@@ -23,12 +23,12 @@ const (
 	ModeFull        = "full" // default
 	ModeIncremental = "incremental"
 
-	RuleNotNull   = "not_null"
-	RuleUnique    = "unique"
-	RuleRange     = "range"
-	RuleRegex     = "regex"
-	RuleAllowed   = "allowed"
-	RuleMaxLength = "max_length"
+	RuleNotNull    = "not_null"
+	RuleUnique     = "unique"
+	RuleRange      = "range"
+	RuleRegex      = "regex"
+	RuleAllowed    = "allowed"
+	RuleMaxLength  = "max_length"
 	RuleReferences = "references"
 	RuleExpression = "expression"
 

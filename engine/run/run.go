@@ -832,22 +832,22 @@ type loader struct {
 	keys    map[[2]uint64]struct{}
 	// tableKeys are the keys already in the table (incremental loads).
 	tableKeys map[[2]uint64]struct{}
-	seeds   [2]maphash.Seed
-	stats   *statsBuilder
-	prog    *TableProgress
-	wmCol   int
-	wm      clean.Cell
-	wmSet   bool
-	prevWM  clean.Cell
-	hasPrev bool
-	pending []Exception
-	fixes   map[FixKey]KnownFix
-	fixCnt  map[string]int64
-	router  *Router
-	now     time.Time
-	idx     []int
-	vals    []string
-	nulls   []bool
+	seeds     [2]maphash.Seed
+	stats     *statsBuilder
+	prog      *TableProgress
+	wmCol     int
+	wm        clean.Cell
+	wmSet     bool
+	prevWM    clean.Cell
+	hasPrev   bool
+	pending   []Exception
+	fixes     map[FixKey]KnownFix
+	fixCnt    map[string]int64
+	router    *Router
+	now       time.Time
+	idx       []int
+	vals      []string
+	nulls     []bool
 }
 
 func newLoader(ctx context.Context, o Options, tr *TableResult, t *plan.Table, rs *resolved, tbl sink.Table, prog *TableProgress) (*loader, error) {

@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/lima-lake/lima/engine/clean"
 	"github.com/lima-lake/lima/engine/source"
 )
 
@@ -225,11 +226,19 @@ type csvReader struct {
 	undecided bool
 	opts      source.Options
 	err       error // sticky: io.EOF or a unit-level error
+	// in is the unit's encoding and decoded sample (see openText).
+	in *textInput
+	// mask, when the delimiter or the quote can be a trail byte of the
+	// encoding, hides trail bytes from the record scanner; mbuf is its
+	// output.
+	mask *clean.TrailMasker
+	mbuf []byte
 }
 
-// newCSVReader samples the start of r to settle delimiter, header and
-// columns, then returns a reader positioned at the first record (after a
-// UTF-8 BOM). It closes nothing on error; the caller does.
+// newCSVReader settles the encoding (see openText) and samples the start of
+// r to settle delimiter, header and columns, then returns a reader
+// positioned at the first record (after a byte order mark). It closes
+// nothing on error; the caller does.
 func newCSVReader(ctx context.Context, r io.Reader, name string, opts source.Options, cfg readerConfig) (*csvReader, error) {
 	c := &csvReader{ctx: ctx, name: name, cfg: cfg}
 	if rc, ok := r.(io.Closer); ok {
@@ -254,13 +263,19 @@ func newCSVReader(ctx context.Context, r io.Reader, name string, opts source.Opt
 	default:
 		return nil, fmt.Errorf("files: %s: header option %q: want auto, yes or no", name, opts.Header)
 	}
-	c.br = bufio.NewReaderSize(r, cfg.bufSize)
-	sample, atEOF, err := peekText(c.br, name, "a CSV", cfg.sampleSize)
+	in, err := openText(r, name, "a CSV", opts, cfg)
 	if err != nil {
 		return nil, err
 	}
+	c.in, c.br = in, in.br
+	// The sample is UTF-8: no ASCII byte in it is part of another
+	// character, whatever the encoding.
+	sample, atEOF := in.sample, in.atEOF
 	if c.delim == 0 {
 		c.delim = detectDelimiter(sample, atEOF, c.quote)
+	}
+	if err := c.checkEncodingDialect(); err != nil {
+		return nil, err
 	}
 	recs := sampleRecords(sample, atEOF, c.delim, c.quote, 1000)
 	if len(recs) == 0 && !atEOF {
@@ -277,7 +292,8 @@ func newCSVReader(ctx context.Context, r io.Reader, name string, opts source.Opt
 			}
 			c.pending = append(c.pending, pendingRecord{raw, line})
 			if !isBlank(raw) {
-				recs = [][]string{split(raw, string(raw), c.delim, c.quote, 8, line).values}
+				_, text, _ := c.in.decode(raw)
+				recs = [][]string{split(text, string(text), c.delim, c.quote, 8, line).values}
 				break
 			}
 		}
@@ -292,6 +308,33 @@ func newCSVReader(ctx context.Context, r io.Reader, name string, opts source.Opt
 	return c, nil
 }
 
+// checkEncodingDialect refuses a letter or digit as delimiter or quote in a
+// multi-byte encoding, and sets up the trail byte masker when the delimiter
+// or quote can be a trail byte (see the comment on text encodings in
+// source.go).
+func (c *csvReader) checkEncodingDialect() error {
+	enc := c.in.det.Name
+	if !c.in.legacy || enc == clean.Windows1252 {
+		return nil
+	}
+	for _, b := range []byte{c.delim, c.quote} {
+		if 'A' <= b && b <= 'Z' || 'a' <= b && b <= 'z' || '0' <= b && b <= '9' {
+			return unreadable(c.name, fmt.Sprintf("%q as delimiter or quote is not supported in %s text, where it can be the second byte of a character", rune(b), enc), nil)
+		}
+	}
+	if clean.CanTrail(enc, c.delim) || clean.CanTrail(enc, c.quote) {
+		c.mask = clean.NewTrailMasker(enc)
+	}
+	return nil
+}
+
+// Encoding returns the unit's encoding: pinned, from a byte order mark or
+// detected, with the reason. The readers that Open returns for CSV and
+// NDJSON have the optional capability
+//
+//	interface{ Encoding() clean.Detection }
+func (c *csvReader) Encoding() clean.Detection { return c.in.det }
+
 // maxPending bounds the blank lines read ahead to find the first record.
 const maxPending = 4096
 
@@ -302,7 +345,9 @@ type pendingRecord struct {
 }
 
 // peekText strips a UTF-8 BOM, refuses UTF-16/32 and binary content, and
-// returns the sample at the start of the text (not consumed).
+// returns the sample at the start of the text (not consumed). The CSV and
+// NDJSON readers use openText, which decodes text encodings, instead; this
+// stays for byte-oriented callers.
 func peekText(br *bufio.Reader, name, what string, sampleSize int) (sample []byte, atEOF bool, err error) {
 	head, err := br.Peek(4)
 	if err != nil && err != io.EOF {
@@ -447,7 +492,7 @@ func headerNames(fields []string) []string {
 	names := make([]string, len(fields))
 	used := map[string]bool{}
 	for i, f := range fields {
-		n := strings.TrimSpace(f)
+		n := strings.ToValidUTF8(strings.TrimSpace(f), "\uFFFD")
 		if n == "" {
 			n = "col_" + strconv.Itoa(i+1)
 		}
@@ -602,9 +647,11 @@ func (c *csvReader) Dialect() Dialect {
 // has returned the first non-blank record.
 func (c *csvReader) Columns() []string { return c.columns }
 
-// Next returns the next record. Every byte of the file (after a UTF-8 BOM)
-// belongs to exactly one row's Raw or to a line ending (LF or CRLF) that
-// ends a row.
+// Next returns the next record. Every byte of the file (after a byte order
+// mark) belongs to exactly one row's Raw or to a line ending (LF or CRLF, in
+// UTF-16 their 2-byte units) that ends a row. Values are UTF-8; a record
+// holding bytes invalid in the unit's encoding is Malformed with Rule
+// "encoding", before any other check.
 func (c *csvReader) Next() (source.Row, error) {
 	if c.err != nil {
 		return source.Row{}, c.err
@@ -629,18 +676,23 @@ func (c *csvReader) Next() (source.Row, error) {
 		}
 	}
 	c.row++
-	row := source.Row{Raw: raw, Loc: source.Locator{Unit: c.name, Line: startLine, Row: c.row}}
+	stored, text, bad := c.in.decode(raw)
+	row := source.Row{Raw: stored, Loc: source.Locator{Unit: c.name, Line: startLine, Row: c.row}, Encoding: c.in.rowEncoding()}
 	if isBlank(raw) {
 		row.Kind = source.Blank
 		return row, nil
 	}
-	res := split(raw, string(raw), c.delim, c.quote, c.n, startLine)
+	res := split(text, string(text), c.delim, c.quote, c.n, startLine)
 	row.Values = res.values
 	if c.undecided {
 		c.undecided = false
 		c.decideColumns([][]string{res.values}, c.opts)
 	}
 	switch {
+	case bad != nil:
+		row.Kind = source.Malformed
+		row.Rule = "encoding"
+		row.Reason = c.in.encodingReason(bad, stored)
 	case res.reason != "":
 		row.Kind = source.Malformed
 		row.Reason = res.reason
@@ -658,11 +710,25 @@ func (c *csvReader) Next() (source.Row, error) {
 	return row, nil
 }
 
+// scanChunk is scan over bytes as read, hiding trail bytes that look like
+// the delimiter or the quote when the encoding has them.
+func (c *csvReader) scanChunk(b []byte, st scanState) scanState {
+	if c.mask == nil {
+		return scan(b, st, c.delim, c.quote)
+	}
+	c.mbuf = c.mask.Mask(c.mbuf[:0], b)
+	return scan(c.mbuf, st, c.delim, c.quote)
+}
+
 // readRecord reads one record, line ending excluded; the returned slice is
-// the caller's. It returns io.EOF when the file is exhausted.
+// the caller's (bytes as stored, or UTF-8 transcoded from UTF-16). It
+// returns io.EOF when the file is exhausted.
 func (c *csvReader) readRecord() (raw []byte, startLine int64, err error) {
 	startLine = c.line + 1
 	st := stFieldStart
+	if c.mask != nil {
+		c.mask.Reset()
+	}
 	acc := c.acc[:0]
 	used := false
 	defer func() {
@@ -677,7 +743,10 @@ func (c *csvReader) readRecord() (raw []byte, startLine int64, err error) {
 		switch {
 		case rerr == nil:
 			content := chunk[:len(chunk)-1]
-			st = scan(content, st, c.delim, c.quote)
+			st = c.scanChunk(content, st)
+			if c.mask != nil {
+				c.mask.Reset() // LF is never a trail byte
+			}
 			c.line++
 			if st == stQuoted {
 				// The line ending is inside a quoted field: part of it.
@@ -697,7 +766,7 @@ func (c *csvReader) readRecord() (raw []byte, startLine int64, err error) {
 			}
 			return bytes.Clone(content), startLine, nil
 		case rerr == bufio.ErrBufferFull:
-			st = scan(chunk, st, c.delim, c.quote)
+			st = c.scanChunk(chunk, st)
 			acc = append(acc, chunk...)
 			used = true
 			if len(acc) > c.cfg.maxRecord {

@@ -33,9 +33,10 @@ var csvSeeds = []string{
 // FuzzCSV checks that the CSV reader never panics and loses no byte: after
 // a UTF-8 BOM the input is exactly the concatenation of every row's Raw and
 // a line ending ("\n" or "\r\n") after each row but possibly the last
-// (sourcetest.CheckRaw, which also checks Loc.Line). Rows are numbered
-// 1, 2, …; data rows have one value per column; a row without quote bytes
-// is its values joined by the delimiter.
+// (sourcetest.CheckRaw, which also checks Loc.Line; checkRawUnit does it in
+// the unit's encoding). Rows are numbered 1, 2, …; data rows have one value
+// per column; a row without quote bytes is its values joined by the
+// delimiter (once decoded; checkEncodedRow checks the encoding rules).
 func FuzzCSV(f *testing.F) {
 	for i, s := range csvSeeds {
 		f.Add([]byte(s), uint8(i))
@@ -66,7 +67,7 @@ func FuzzCSV(f *testing.F) {
 		if err != nil {
 			t.Fatalf("read: %v", err)
 		}
-		if err := sourcetest.CheckRaw(data, rows); err != nil {
+		if err := checkRawUnit(data, rows, r.Encoding()); err != nil {
 			t.Fatalf("CheckRaw: %v\ninput %q\nrows %+v", err, data, rows)
 		}
 		cols := r.Columns()
@@ -74,9 +75,11 @@ func FuzzCSV(f *testing.F) {
 			if row.Loc.Row != int64(i+1) {
 				t.Fatalf("row %d: Loc.Row = %d", i+1, row.Loc.Row)
 			}
+			checkEncodedRow(t, i, row)
+			text := rowText(row) // Raw decoded from the unit's encoding
 			switch row.Kind {
 			case source.Blank:
-				if len(row.Raw) > 1 || (len(row.Raw) == 1 && row.Raw[0] != '\r') || row.Values != nil {
+				if len(text) > 1 || (len(text) == 1 && text[0] != '\r') || row.Values != nil {
 					t.Fatalf("row %d: blank with raw %q values %q", i+1, row.Raw, row.Values)
 				}
 			case source.Data, source.Header:
@@ -88,8 +91,8 @@ func FuzzCSV(f *testing.F) {
 					t.Fatalf("row %d: malformed without reason", i+1)
 				}
 			}
-			if row.Kind != source.Blank && bytes.IndexByte(row.Raw, '"') < 0 {
-				if got := strings.Join(row.Values, string(r.delim)); got != string(row.Raw) {
+			if row.Kind != source.Blank && row.Rule != "encoding" && strings.IndexByte(text, '"') < 0 {
+				if got := strings.Join(row.Values, string(r.delim)); got != text {
 					t.Fatalf("row %d: values %q joined by %q = %q, want raw %q", i+1, row.Values, r.delim, got, row.Raw)
 				}
 			}
@@ -111,7 +114,7 @@ var ndjsonSeeds = []string{
 }
 
 // FuzzNDJSON checks that the NDJSON reader never panics, loses no byte
-// (sourcetest.CheckRaw), gives data rows one value per column with nulls
+// (checkRawUnit), gives data rows one value per column with nulls
 // empty, and never calls a line data that encoding/json rejects, nor calls
 // a valid object malformed except for a duplicate or unknown key.
 func FuzzNDJSON(f *testing.F) {
@@ -134,7 +137,7 @@ func FuzzNDJSON(f *testing.F) {
 		if err != nil {
 			t.Fatalf("read: %v", err)
 		}
-		if err := sourcetest.CheckRaw(data, rows); err != nil {
+		if err := checkRawUnit(data, rows, r.Encoding()); err != nil {
 			t.Fatalf("CheckRaw: %v\ninput %q", err, data)
 		}
 		cols := r.Columns()
@@ -142,7 +145,9 @@ func FuzzNDJSON(f *testing.F) {
 			if row.Loc.Row != int64(i+1) || row.Loc.Line != int64(i+1) {
 				t.Fatalf("row %d: Loc = %+v", i+1, row.Loc)
 			}
-			isObject := json.Valid(row.Raw) && bytes.HasPrefix(bytes.TrimLeft(row.Raw, " \t\r"), []byte("{"))
+			checkEncodedRow(t, i, row)
+			text := rowText(row) // Raw decoded from the unit's encoding
+			isObject := json.Valid([]byte(text)) && strings.HasPrefix(strings.TrimLeft(text, " \t\r"), "{")
 			switch row.Kind {
 			case source.Data:
 				if !isObject {
@@ -157,11 +162,11 @@ func FuzzNDJSON(f *testing.F) {
 					}
 				}
 			case source.Malformed:
-				if isObject && !strings.HasPrefix(row.Reason, "duplicate key") && !strings.HasPrefix(row.Reason, "key ") {
+				if isObject && row.Rule != "encoding" && !strings.HasPrefix(row.Reason, "duplicate key") && !strings.HasPrefix(row.Reason, "key ") {
 					t.Fatalf("row %d: valid object %q malformed: %s", i+1, row.Raw, row.Reason)
 				}
 			case source.Blank:
-				if strings.Trim(string(row.Raw), " \t\r") != "" {
+				if strings.Trim(text, " \t\r") != "" {
 					t.Fatalf("row %d: blank with raw %q", i+1, row.Raw)
 				}
 			}

@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
+	"github.com/lima-lake/lima/engine/clean"
 	"github.com/lima-lake/lima/engine/source"
 )
 
@@ -36,6 +38,8 @@ type ndjsonReader struct {
 	line  int64
 	acc   []byte
 	err   error
+	// in is the unit's encoding and decoded sample (see openText).
+	in *textInput
 }
 
 func newNDJSONReader(ctx context.Context, r io.Reader, name string, opts source.Options, cfg readerConfig) (*ndjsonReader, error) {
@@ -43,11 +47,12 @@ func newNDJSONReader(ctx context.Context, r io.Reader, name string, opts source.
 	if rc, ok := r.(io.Closer); ok {
 		n.cl.c = rc
 	}
-	n.br = bufio.NewReaderSize(r, cfg.bufSize)
-	sample, atEOF, err := peekText(n.br, name, "an NDJSON", cfg.sampleSize)
+	in, err := openText(r, name, "an NDJSON", opts, cfg)
 	if err != nil {
 		return nil, err
 	}
+	n.in, n.br = in, in.br
+	sample, atEOF := in.sample, in.atEOF
 	if t := bytes.TrimLeft(sample, " \t\r\n"); len(t) > 0 && t[0] == '[' {
 		return nil, unreadable(name, "a JSON array document, not NDJSON (one JSON object per line)", nil)
 	}
@@ -71,8 +76,8 @@ func newNDJSONReader(ctx context.Context, r io.Reader, name string, opts source.
 			line, sample = sample[:nl], sample[nl+1:]
 		}
 		keys, _, reason := parseObject(line)
-		if reason != "" {
-			continue
+		if reason != "" || !cleanUTF8(line) {
+			continue // not an object, or keys damaged by invalid bytes
 		}
 		for _, k := range keys {
 			if !seen[k] {
@@ -117,6 +122,10 @@ func (n *ndjsonReader) column(key string) (int, bool) {
 	return 0, false
 }
 
+// Encoding returns the unit's encoding: pinned, from a byte order mark or
+// detected, with the reason (see csvReader.Encoding).
+func (n *ndjsonReader) Encoding() clean.Detection { return n.in.det }
+
 // Columns returns the expected columns or the keys of the sampled objects.
 func (n *ndjsonReader) Columns() []string { return n.columns }
 
@@ -130,7 +139,9 @@ func isJSONBlank(b []byte) bool {
 	return true
 }
 
-// Next returns the next line as a row.
+// Next returns the next line as a row. A line holding bytes invalid in the
+// unit's encoding, or a string value that decodes to U+FFFD (a \u escape of
+// a lone surrogate or of U+FFFD itself), is Malformed with Rule "encoding".
 func (n *ndjsonReader) Next() (source.Row, error) {
 	if n.err != nil {
 		return source.Row{}, n.err
@@ -147,16 +158,34 @@ func (n *ndjsonReader) Next() (source.Row, error) {
 		return source.Row{}, err
 	}
 	n.line++
-	row := source.Row{Raw: raw, Loc: source.Locator{Unit: n.name, Line: n.line, Row: n.line}}
-	if isJSONBlank(raw) {
+	stored, text, bad := n.in.decode(raw)
+	row := source.Row{Raw: stored, Loc: source.Locator{Unit: n.name, Line: n.line, Row: n.line}, Encoding: n.in.rowEncoding()}
+	if isJSONBlank(text) {
 		row.Kind = source.Blank
 		return row, nil
 	}
-	keys, vals, reason := parseObject(raw)
+	row = n.object(row, text, bad != nil)
+	if bad != nil {
+		row.Kind = source.Malformed
+		row.Rule = "encoding"
+		row.Reason = n.in.encodingReason(bad, stored)
+	}
+	return row, nil
+}
+
+// object fills row from the line's UTF-8 text; bad is set when the text
+// holds U+FFFD for bytes invalid in the encoding, and then the keys cannot
+// become the columns.
+func (n *ndjsonReader) object(row source.Row, text []byte, bad bool) source.Row {
+	keys, vals, reason := parseObject(text)
 	if reason != "" {
 		row.Kind = source.Malformed
 		row.Reason = reason
-		return row, nil
+		return row
+	}
+	if !n.fixed && bad {
+		row.Kind = source.Malformed
+		return row
 	}
 	if !n.fixed {
 		n.setColumns(append([]string(nil), keys...))
@@ -200,10 +229,18 @@ func (n *ndjsonReader) Next() (source.Row, error) {
 	row.Nulls = nulls
 	if row.Reason != "" {
 		row.Kind = source.Malformed
-	} else {
-		row.Kind = source.Data
+		return row
 	}
-	return row, nil
+	row.Kind = source.Data
+	for i, v := range row.Values {
+		if strings.ContainsRune(v, '\uFFFD') {
+			row.Kind = source.Malformed
+			row.Rule = "encoding"
+			row.Reason = fmt.Sprintf("value of %q decodes to the replacement character U+FFFD (a \\u escape of a lone surrogate or of U+FFFD): the text was damaged before it was written", n.columns[i])
+			break
+		}
+	}
+	return row
 }
 
 // parseObject parses a line holding one JSON object: its keys in order and

@@ -137,7 +137,7 @@ func TestNDJSONUnreadable(t *testing.T) {
 	for in, reason := range map[string]string{
 		"[\n  {\"a\": 1}\n]\n": "a JSON array document, not NDJSON (one JSON object per line)",
 		"{\"a\":\"\x00\"}\n":   "binary content (NUL bytes), not an NDJSON file",
-		"\xFF\xFE{\x00\"\x00":  "UTF-16 encoded text (byte order mark): convert the file to UTF-8",
+		"\xFF\xFE\x00\x00{":    "UTF-32 encoded text (byte order mark): convert the file to UTF-8", // UTF-16 is decoded now: encoding_test.go
 	} {
 		_, err := newNDJSONReader(context.Background(), strings.NewReader(in), "t.ndjson", source.Options{}, ndjsonDefaults)
 		var ue *UnreadableError

@@ -8,7 +8,10 @@
 package files
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -18,9 +21,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/lima-lake/lima/engine/clean"
 	"github.com/lima-lake/lima/engine/source"
 )
 
@@ -112,10 +117,14 @@ func (s *Source) openRoot() (*os.Root, string, error) {
 // slashes; each segment follows path/filepath.Match ('*', '?', '[...]',
 // '\\' escapes) and a segment "**" matches any number of folders, including
 // none. Globs and names are compared in Unicode NFC. A glob that matches
-// nothing contributes nothing; no globs give no units.
+// nothing contributes nothing; no globs give no units. A glob ending in
+// ".xlsx#Sheet name" lists that sheet of each workbook it matches.
 func (s *Source) List(ctx context.Context, globs []string) ([]source.Unit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("files: list: %w", err)
+	}
+	if hasSheetGlob(globs) {
+		return s.listSheets(ctx, globs) // "*.xlsx#Sheet" (xlsx.go)
 	}
 	pats := make([][]string, 0, len(globs))
 	for _, g := range globs {
@@ -313,7 +322,8 @@ func relPath(abs string, u source.Unit) (string, error) {
 
 // Open opens the unit with the reader chosen by opts.Format or, when empty,
 // by the extension: .csv .tsv .txt → csv, .ndjson .jsonl .json → ndjson,
-// .parquet → parquet. An unknown format, a missing or unreadable file, or
+// .parquet → parquet, .xlsx .xlsm → xlsx (a unit "book.xlsx#Sheet" reads
+// that sheet; see SheetUnit). An unknown format, a missing or unreadable file, or
 // content that is not of the format is an error wrapping
 // source.ErrUnreadable (an *UnreadableError). The reader checks ctx every
 // few thousand rows and fails with ctx's error once it is done.
@@ -333,6 +343,7 @@ func (s *Source) Open(ctx context.Context, u source.Unit, opts source.Options) (
 	if name == "" {
 		name = norm.NFC.String(filepath.ToSlash(rel))
 	}
+	rel, sheet := splitSheet(rel) // "book.xlsx#Sheet" reads one sheet (xlsx.go)
 	format, err := pickFormat(opts.Format, rel)
 	if err != nil {
 		return nil, unreadable(name, err.Error(), nil)
@@ -368,6 +379,8 @@ func (s *Source) Open(ctx context.Context, u source.Unit, opts source.Options) (
 		rr, err = newNDJSONReader(ctx, f, name, opts, ndjsonDefaults)
 	case "parquet":
 		rr, err = newParquetReader(ctx, f, name)
+	case "xlsx":
+		rr, err = newXLSXReader(ctx, f, name, sheet, opts)
 	}
 	if err != nil {
 		f.Close()
@@ -378,7 +391,7 @@ func (s *Source) Open(ctx context.Context, u source.Unit, opts source.Options) (
 
 func pickFormat(format, name string) (string, error) {
 	switch f := strings.ToLower(strings.TrimSpace(format)); f {
-	case "csv", "tsv", "ndjson", "parquet":
+	case "csv", "tsv", "ndjson", "parquet", "xlsx":
 		return f, nil
 	case "jsonl", "json":
 		return "ndjson", nil
@@ -395,6 +408,8 @@ func pickFormat(format, name string) (string, error) {
 		return "ndjson", nil
 	case ".parquet":
 		return "parquet", nil
+	case ".xlsx", ".xlsm":
+		return "xlsx", nil
 	case "":
 		return "", errors.New("no file extension to tell the format: set the format to csv, ndjson or parquet")
 	default:
@@ -418,3 +433,330 @@ func (c *closer) close() error {
 }
 
 var errClosed = fmt.Errorf("files: reader is closed: %w", fs.ErrClosed)
+
+// Text encodings.
+//
+// A CSV or NDJSON unit is read in the encoding pinned by Options.Encoding
+// or, when none is, in the one clean.Detect finds in the first
+// readerConfig.sampleSize bytes (64 KiB); a byte order mark overrides both
+// (as in the WHATWG Encoding Standard) and is skipped. Every unit is decided
+// on its own: one EUC-KR file among UTF-8 files is read as EUC-KR.
+//
+// Records are found, and every row's Raw is kept, in the bytes as stored;
+// each record is then decoded to UTF-8 on its own, so that bytes invalid in
+// the encoding make that one row Malformed with Rule "encoding" (Values
+// then hold U+FFFD where the bad bytes were) and the other rows load:
+//
+//   - utf-8: records are split on the bytes; Values are substrings.
+//   - euc-kr, shift_jis, gb18030, windows-1252 are ASCII-compatible: a byte
+//     below 0x80 that starts a character is that ASCII character, and none
+//     of them has CR or LF as a trail byte, so records end at the same LFs
+//     as in ASCII. Fields are split in the decoded UTF-8 text, where no
+//     ASCII byte is ever part of another character. Where a record ends
+//     also depends on the quote and the delimiter, and those can be trail
+//     bytes (clean.CanTrail): shift_jis and gb18030 trail bytes span
+//     0x40–0x7E, so '|' (Shift-JIS "ポ" is 0x83 0x7C), '\', '@', '[', '{'
+//     and '~' can be half a character; euc-kr (CP949) trail bytes below
+//     0x80 are letters only. '"', ',', ';', tab, CR and LF are never trail
+//     bytes of any of them. When the delimiter or quote can be a trail
+//     byte, the record scanner reads a copy in which clean.TrailMasker has
+//     replaced trail bytes with 0x80. Letters and digits as delimiter or
+//     quote are refused for the multi-byte encodings.
+//   - utf-16le/be are transcoded to UTF-8 as a stream before records are
+//     found; Raw holds the record's UTF-16 bytes exactly as stored (line
+//     ending excluded, like "\n\x00" in utf-16le). The transcoding keeps
+//     lone surrogates and an odd last byte as invalid UTF-8 (not U+FFFD), so
+//     the stored bytes can be rebuilt and the row flagged.
+//
+// Row.Encoding is the canonical name for every row of a unit that is not
+// UTF-8. The byte offsets in a Reason count from the start of Raw. A
+// decoded U+FFFD (invalid bytes, or a replacement character already in the
+// file) never reaches Values of a Data row.
+
+// textInput is the start of a text unit: its encoding, and the stream that
+// records are split on.
+type textInput struct {
+	// br reads the text as stored (after a byte order mark) or, for UTF-16,
+	// transcoded to UTF-8.
+	br     *bufio.Reader
+	det    clean.Detection
+	dec    *clean.Decoder
+	utf16  bool
+	be     bool
+	legacy bool // ASCII-compatible but not UTF-8
+	// pinned is set when Options.Encoding decided (no byte order mark did).
+	pinned bool
+	// sample is the start of the text in UTF-8 (bytes invalid in the
+	// encoding are U+FFFD, or left as they are for UTF-8), not consumed.
+	sample []byte
+	atEOF  bool
+	tbuf   []byte // the last record's UTF-8 text
+}
+
+// openText settles the encoding of a text unit, skips its byte order mark,
+// refuses UTF-32 and binary content, and samples its start.
+func openText(r io.Reader, name, what string, opts source.Options, cfg readerConfig) (*textInput, error) {
+	br := bufio.NewReaderSize(r, cfg.bufSize)
+	head, err := br.Peek(4)
+	if err != nil && err != io.EOF {
+		return nil, unreadable(name, "cannot read file", err)
+	}
+	if bytes.HasPrefix(head, []byte{0xFF, 0xFE, 0, 0}) || bytes.HasPrefix(head, []byte{0, 0, 0xFE, 0xFF}) {
+		return nil, unreadable(name, "UTF-32 encoded text (byte order mark): convert the file to UTF-8", nil)
+	}
+	t := &textInput{}
+	bomName, bomLen := clean.SniffBOM(head)
+	if pin := strings.TrimSpace(opts.Encoding); pin != "" {
+		_, canon, err := clean.Lookup(pin)
+		if err != nil {
+			return nil, unreadable(name, "text encoding", err)
+		}
+		switch {
+		case bomLen == 0:
+			t.pinned = true
+			t.det = clean.Detection{Name: canon, Confidence: 1, Reason: fmt.Sprintf("pinned as %q", pin)}
+		case bomName == canon:
+			t.det = clean.Detection{Name: canon, Confidence: 1, BOM: bomLen, Reason: fmt.Sprintf("pinned as %q; byte order mark %s", pin, clean.Hex(head[:bomLen]))}
+		default:
+			t.det = clean.Detection{Name: bomName, Confidence: 1, BOM: bomLen, Reason: fmt.Sprintf("byte order mark %s overrides the pinned %q", clean.Hex(head[:bomLen]), pin)}
+		}
+	} else {
+		sample, err := br.Peek(cfg.sampleSize)
+		switch {
+		case err == nil, err == bufio.ErrBufferFull:
+			t.det = clean.Detect(sample)
+		case err == io.EOF:
+			t.det = clean.DetectAll(sample)
+		default:
+			return nil, unreadable(name, "cannot read file", err)
+		}
+	}
+	if _, err := br.Discard(t.det.BOM); err != nil {
+		return nil, unreadable(name, "cannot read file", err)
+	}
+	t.dec, err = clean.NewDecoder(t.det.Name)
+	if err != nil {
+		return nil, unreadable(name, "text encoding", err)
+	}
+	switch t.det.Name {
+	case clean.UTF16LE, clean.UTF16BE:
+		t.utf16, t.be = true, t.det.Name == clean.UTF16BE
+		t.br = bufio.NewReaderSize(&utf16Reader{r: br, be: t.be}, cfg.bufSize)
+	case clean.UTF8:
+		t.br = br
+	default:
+		t.legacy = true
+		t.br = br
+	}
+	sample, err := t.br.Peek(cfg.sampleSize)
+	switch {
+	case err == nil, err == bufio.ErrBufferFull:
+	case err == io.EOF:
+		t.atEOF = true
+	default:
+		return nil, unreadable(name, "cannot read file", err)
+	}
+	if bytes.IndexByte(sample[:min(len(sample), binaryCheckSize)], 0) >= 0 {
+		return nil, unreadable(name, "binary content (NUL bytes), not "+what+" file", nil)
+	}
+	t.sample = sample
+	if t.legacy {
+		// A character cut by the end of the sample becomes U+FFFD in the
+		// last, unterminated record, which the samplers leave out.
+		t.sample, _ = t.dec.Append(nil, sample)
+	}
+	return t, nil
+}
+
+// rowEncoding is Row.Encoding: empty for UTF-8.
+func (t *textInput) rowEncoding() string {
+	if t.det.Name == clean.UTF8 {
+		return ""
+	}
+	return t.det.Name
+}
+
+// decode takes a record as read from br (line ending excluded) and returns
+// its bytes as stored (Raw), its UTF-8 text for the parser (valid only
+// until the next call), and the first sequence invalid in the encoding.
+func (t *textInput) decode(rec []byte) (raw, text []byte, bad *clean.InvalidError) {
+	raw = rec
+	if t.utf16 {
+		raw = utf16Raw(make([]byte, 0, 2*len(rec)), rec, t.be)
+	}
+	if !t.legacy && cleanUTF8(rec) {
+		return raw, rec, nil
+	}
+	if cap(t.tbuf) > 1<<20 {
+		t.tbuf = nil // do not keep a huge buffer for the rest of the file
+	}
+	text, err := t.dec.Append(t.tbuf[:0], raw)
+	t.tbuf = text
+	if err != nil {
+		var ie *clean.InvalidError
+		if !errors.As(err, &ie) {
+			ie = &clean.InvalidError{Encoding: t.det.Name}
+		}
+		return raw, text, ie
+	}
+	return raw, text, nil
+}
+
+// cleanUTF8 reports whether b is valid UTF-8 without U+FFFD, in one pass
+// over ASCII text.
+func cleanUTF8(b []byte) bool {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		if binary.LittleEndian.Uint64(b[i:])&0x8080808080808080 != 0 {
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] >= utf8.RuneSelf {
+			b = b[i:]
+			return utf8.Valid(b) && !bytes.Contains(b, []byte("\uFFFD"))
+		}
+	}
+	return true
+}
+
+// encodingReason is the Reason of a row holding bytes invalid in the unit's
+// encoding. When the encoding was assumed UTF-8 from the sample, it names
+// the encoding the row itself looks like.
+func (t *textInput) encodingReason(bad *clean.InvalidError, raw []byte) string {
+	msg := bad.Error() + " of the row"
+	if t.det.Name == clean.UTF8 && !t.pinned && t.det.BOM == 0 && !bad.Replacement {
+		if g := clean.DetectAll(raw); g.Name != clean.UTF8 && g.Confidence >= 0.6 {
+			msg += fmt.Sprintf("; the row looks like %s: pin the file's encoding if it is not UTF-8", g.Name)
+		}
+	}
+	return msg
+}
+
+// Encoding returns what the reader found out about the unit's encoding.
+func (t *textInput) Encoding() clean.Detection { return t.det }
+
+// utf16Reader transcodes UTF-16 to UTF-8. Lone surrogates become their
+// 3-byte generalized UTF-8 form (0xED 0xA0–0xBF …, invalid in UTF-8) and an
+// odd last byte b becomes 0xFF 0x80|b>>4 0x80|b&0xF (0xFF never occurs in
+// UTF-8), so that utf16Raw can rebuild the stored bytes exactly and the
+// record fails UTF-8 validation. Neither form contains a byte below 0x80.
+type utf16Reader struct {
+	r   io.Reader
+	be  bool
+	in  []byte // stored bytes not transcoded yet
+	out []byte // transcoded bytes not returned yet
+	off int    // of out
+	buf []byte
+	err error // from r, returned once in and out are drained
+}
+
+func (u *utf16Reader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for u.off == len(u.out) {
+		u.out, u.off = u.out[:0], 0
+		if u.err != nil {
+			if len(u.in) == 0 {
+				return 0, u.err
+			}
+			u.out, _ = transcodeUTF16(u.out, u.in, u.be, true)
+			u.in = u.in[:0]
+			continue
+		}
+		if u.buf == nil {
+			u.buf = make([]byte, 32<<10)
+		}
+		n, err := u.r.Read(u.buf)
+		u.in = append(u.in, u.buf[:n]...)
+		u.err = err
+		var used int
+		u.out, used = transcodeUTF16(u.out, u.in, u.be, false)
+		u.in = u.in[:copy(u.in, u.in[used:])]
+	}
+	n := copy(p, u.out[u.off:])
+	u.off += n
+	return n, nil
+}
+
+func unit16(b []byte, be bool) uint16 {
+	if be {
+		return uint16(b[0])<<8 | uint16(b[1])
+	}
+	return uint16(b[1])<<8 | uint16(b[0])
+}
+
+// transcodeUTF16 appends the UTF-8 of src to dst (see utf16Reader) and
+// returns how many bytes of src it used: all when atEOF, else all but a cut
+// unit or a high surrogate whose successor is not read yet.
+func transcodeUTF16(dst, src []byte, be, atEOF bool) ([]byte, int) {
+	i := 0
+	for ; i+1 < len(src); i += 2 {
+		u := unit16(src[i:], be)
+		switch {
+		case u < 0xD800 || u > 0xDFFF:
+			dst = utf8.AppendRune(dst, rune(u))
+			continue
+		case u < 0xDC00:
+			if i+3 >= len(src) && !atEOF {
+				return dst, i
+			}
+			if i+3 < len(src) {
+				if u2 := unit16(src[i+2:], be); 0xDC00 <= u2 && u2 <= 0xDFFF {
+					dst = utf8.AppendRune(dst, 0x10000+(rune(u)-0xD800)<<10+(rune(u2)-0xDC00))
+					i += 2
+					continue
+				}
+			}
+		}
+		dst = append(dst, 0xE0|byte(u>>12), 0x80|byte(u>>6)&0x3F, 0x80|byte(u)&0x3F)
+	}
+	if i < len(src) {
+		if !atEOF {
+			return dst, i
+		}
+		b := src[i]
+		dst = append(dst, 0xFF, 0x80|b>>4, 0x80|b&0x0F)
+		i++
+	}
+	return dst, i
+}
+
+// utf16Raw appends the UTF-16 bytes that transcodeUTF16 turned into b.
+func utf16Raw(dst, b []byte, be bool) []byte {
+	put := func(u uint16) {
+		if be {
+			dst = append(dst, byte(u>>8), byte(u))
+		} else {
+			dst = append(dst, byte(u), byte(u>>8))
+		}
+	}
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch {
+		case c < utf8.RuneSelf:
+			put(uint16(c))
+			i++
+			continue
+		case c == 0xFF && i+2 < len(b):
+			dst = append(dst, (b[i+1]&0x0F)<<4|b[i+2]&0x0F)
+			i += 3
+			continue
+		case c == 0xED && i+2 < len(b) && b[i+1] >= 0xA0 && b[i+1] <= 0xBF:
+			put(0xD000 | uint16(b[i+1]&0x3F)<<6 | uint16(b[i+2]&0x3F))
+			i += 3
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if r >= 0x10000 {
+			r -= 0x10000
+			put(0xD800 + uint16(r>>10))
+			put(0xDC00 + uint16(r&0x3FF))
+		} else {
+			put(uint16(r)) // U+FFFD for a byte transcodeUTF16 never makes
+		}
+		i += n
+	}
+	return dst
+}

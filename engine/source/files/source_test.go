@@ -234,7 +234,7 @@ func TestOpenFormats(t *testing.T) {
 		{"a.csv", "CSV", []string{"id", "v"}, ""},
 		{"data", "", nil, "no file extension to tell the format: set the format to csv, ndjson or parquet"},
 		{"sheet.xls", "", nil, `unknown file type ".xls": set the format to csv, ndjson or parquet`},
-		{"a.csv", "xlsx", nil, `unknown format "xlsx" (want csv, tsv, ndjson or parquet)`},
+		{"a.csv", "xlsx", nil, "not an .xlsx workbook (not a zip archive, or a truncated one)"},
 		{"a.csv", "parquet", nil, "not a parquet file, or a truncated one"},
 		{"missing.csv", "", nil, "cannot open file"},
 	}
