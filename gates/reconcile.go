@@ -30,6 +30,8 @@ const (
 	Pass = "pass"
 	Fail = "fail"
 	Skip = "skip"
+	// Warn is a finding a person should read; it does not fail the gate.
+	Warn = "warn"
 )
 
 // Finding is one check of a gate with its evidence.

@@ -149,6 +149,8 @@ func mark(s string) string {
 		return "✓ pass"
 	case "fail":
 		return "✗ fail"
+	case "warn":
+		return "! warn"
 	}
 	return "– " + s
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/lima-lake/lima/engine/plan"
 )
 
@@ -108,6 +110,7 @@ type column struct {
 	prec, sc  int
 	nulls     map[string]bool
 	trim      bool
+	nfc       bool
 	upper     bool
 	lower     bool
 	zeroPad   int
@@ -183,6 +186,8 @@ func NewCaster(specs []ColumnSpec, schema *arrow.Schema, mem memory.Allocator) (
 			switch name {
 			case "trim":
 				col.trim = true
+			case "nfc":
+				col.nfc = true
 			case "upper":
 				col.upper = true
 			case "lower":
@@ -337,6 +342,10 @@ func (col *column) cast(v string, cell *Cell) ([]string, error) {
 				s = t
 				fixes = append(fixes, FixTrim)
 			}
+		}
+		if col.nfc && !norm.NFC.IsNormalString(s) {
+			s = norm.NFC.String(s)
+			fixes = append(fixes, FixNFC)
 		}
 		if col.upper {
 			if u := strings.ToUpper(s); u != s {

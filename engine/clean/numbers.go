@@ -20,6 +20,7 @@ const (
 	FixZeroPad       = "zero-padded"
 	FixUpper         = "upper-cased"
 	FixLower         = "lower-cased"
+	FixNFC           = "Unicode NFD → NFC"
 )
 
 // NumberStyle is the convention of a numeric column, chosen once per column,

@@ -69,7 +69,9 @@ type Source struct {
 	Kind string `yaml:"kind"`
 	// Path is the folder for kind files, relative to the workspace or absolute.
 	Path string `yaml:"path,omitempty"`
-	// Encoding pins the text encoding of the files (default: utf-8).
+	// Encoding pins the text encoding of the files (utf-8, euc-kr,
+	// shift_jis, gb18030, windows-1252, utf-16le, …); empty: detected per
+	// file. A table's source can pin its own.
 	Encoding string `yaml:"encoding,omitempty"`
 }
 
@@ -108,6 +110,9 @@ type TableSource struct {
 	// Format: csv, ndjson or parquet; default from the file extension.
 	Format string `yaml:"format,omitempty"`
 	CSV    CSV    `yaml:"csv,omitempty"`
+	// Encoding pins the text encoding of this table's files, overriding
+	// the source's.
+	Encoding string `yaml:"encoding,omitempty"`
 	// NullTokens are values read as null (default: "", "NULL", "null", "\N").
 	NullTokens []string `yaml:"null_tokens,omitempty"`
 }
@@ -134,7 +139,8 @@ type Column struct {
 	// (yyyy-MM-dd, yyyy/M/d, yyyyMMdd, dd.MM.yyyy, …); default: ISO forms.
 	Formats []string `yaml:"formats,omitempty"`
 	// Normalize names the fixes applied before casting: trim, upper, lower,
-	// zero_pad:N, trailing_minus, thousands:",", decimal_comma.
+	// nfc, zero_pad:N, trailing_minus, thousands:",", decimal_comma. Key
+	// columns are NFC-normalized by default.
 	Normalize   []string `yaml:"normalize,omitempty"`
 	Sensitive   bool     `yaml:"sensitive,omitempty"`
 	Description string   `yaml:"description,omitempty"`

@@ -363,14 +363,14 @@ func (v *validator) columns(tp string, t *Table, isMart bool) {
 
 // Fixes lists the normalizations a column may name, as documented on
 // Column.Normalize. zero_pad takes a width, thousands a separator.
-var Fixes = []string{"trim", "upper", "lower", "zero_pad:N", "trailing_minus", "thousands:C", "decimal_comma"}
+var Fixes = []string{"trim", "upper", "lower", "nfc", "zero_pad:N", "trailing_minus", "thousands:C", "decimal_comma"}
 
-const fixHelp = `use trim, upper, lower, zero_pad:N, trailing_minus, thousands:"," or decimal_comma`
+const fixHelp = `use trim, upper, lower, nfc, zero_pad:N, trailing_minus, thousands:"," or decimal_comma`
 
 func checkFix(fix string) string {
 	name, arg, hasArg := strings.Cut(fix, ":")
 	switch name {
-	case "trim", "upper", "lower", "trailing_minus", "decimal_comma":
+	case "trim", "upper", "lower", "nfc", "trailing_minus", "decimal_comma":
 		if hasArg {
 			return fmt.Sprintf("%q: %s takes no argument", fix, name)
 		}
@@ -391,7 +391,7 @@ func checkFix(fix string) string {
 		}
 		return ""
 	}
-	names := []string{"trim", "upper", "lower", "zero_pad", "trailing_minus", "thousands", "decimal_comma"}
+	names := []string{"trim", "upper", "lower", "nfc", "zero_pad", "trailing_minus", "thousands", "decimal_comma"}
 	if s, ok := suggest(name, names); ok {
 		return fmt.Sprintf("unknown fix %q; did you mean %q? %s", fix, s, fixHelp)
 	}

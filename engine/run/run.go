@@ -139,6 +139,9 @@ type TableResult struct {
 	Exceptions     []Exception
 	Normalizations []clean.Normalization
 	Source         Stats
+	// Findings are decisions taken from the data that a person should see
+	// (a number convention chosen or left ambiguous).
+	Findings []string
 	// AppliedFixes are the ids of exceptions whose recorded fix was applied
 	// to a row of this load.
 	AppliedFixes []int64
@@ -260,6 +263,8 @@ func Load(ctx context.Context, o Options) (*Result, error) {
 }
 
 type resolved struct {
+	// findings are decisions taken from the profile that a person should see.
+	findings []string
 	cols     []string
 	srcNames []string
 	types    []plan.Type
@@ -286,8 +291,13 @@ func (o *Options) sourceFor(t *plan.Table) (source.Source, *plan.Source, error) 
 	return nil, nil, fmt.Errorf("source %q: kind %q is not supported", t.Source.Name, s.Kind)
 }
 
-func sourceOptions(t *plan.Table, cols []string) source.Options {
-	so := source.Options{Format: t.Source.Format, Header: t.Source.CSV.Header, Columns: cols}
+func sourceOptions(p *plan.Plan, t *plan.Table, cols []string) source.Options {
+	so := source.Options{Format: t.Source.Format, Header: t.Source.CSV.Header, Columns: cols, Encoding: t.Source.Encoding}
+	if so.Encoding == "" {
+		if s := p.Sources[t.Source.Name]; s != nil {
+			so.Encoding = s.Encoding
+		}
+	}
 	if d := t.Source.CSV.Delimiter; d != "" {
 		if d == `\t` || d == "tab" {
 			so.Delimiter = '\t'
@@ -368,6 +378,7 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 		return
 	}
 	tr.Columns, tr.Types, tr.Required = rs.cols, rs.types, rs.required
+	tr.Findings = rs.findings
 	tr.Keys = t.Load.Keys
 	for _, p := range t.Partition {
 		pf, err := plan.ParsePartition(p)
@@ -465,7 +476,7 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 				readErr <- fmt.Errorf("internal error while reading %s: %v", name, r)
 			}
 		}()
-		readErr <- l.readAll(rctx, src, units, sourceOptions(t, rs.srcNames), batches)
+		readErr <- l.readAll(rctx, src, units, sourceOptions(o.Plan, t, rs.srcNames), batches)
 	}()
 	prog.Phase.Store("loading")
 	seq := func(yield func(arrow.RecordBatch, error) bool) {
@@ -712,12 +723,17 @@ func resolveColumns(ctx context.Context, o Options, t *plan.Table, src source.So
 		if c.Type == "" {
 			needInfer = true
 		}
+		// The decimal separator of a decimal column is chosen from the
+		// sample, never row by row.
+		if typ, err := plan.ParseType(c.Type); err == nil && (typ.Kind == plan.Decimal || typ.Kind == plan.Double) && !slices.Contains(c.Normalize, "decimal_comma") {
+			needInfer = true
+		}
 	}
 	var samples map[string][]string
 	var header []string
 	if needInfer {
 		var err error
-		header, samples, err = sample(ctx, src, units, sourceOptions(t, nil), o.SampleRows)
+		header, samples, err = sample(ctx, src, units, sourceOptions(o.Plan, t, nil), o.SampleRows)
 		if err != nil {
 			return nil, err
 		}
@@ -754,12 +770,28 @@ func resolveColumns(ctx context.Context, o Options, t *plan.Table, src source.So
 				formats = inf.Formats
 			}
 		}
+		normalize := slices.Clone(c.Normalize)
+		// Key columns are compared as NFC text: NFD input (as macOS writes
+		// Korean) must not make a second key.
+		if t.IsKey(c.Name) && typ.Kind == plan.String && !slices.Contains(normalize, "nfc") {
+			normalize = append([]string{"nfc"}, normalize...)
+		}
+		if (typ.Kind == plan.Decimal || typ.Kind == plan.Double) && !slices.Contains(normalize, "decimal_comma") && samples != nil {
+			d := clean.DetectNumberStyle(samples[srcNames(c)])
+			switch {
+			case d.Ambiguous:
+				rs.findings = append(rs.findings, fmt.Sprintf("column %s fits both number conventions (%s); read with a decimal point — add normalize: [decimal_comma] if that is wrong", c.Name, d.Evidence))
+			case d.Style.DecimalComma:
+				normalize = append(normalize, "decimal_comma")
+				rs.findings = append(rs.findings, fmt.Sprintf("column %s uses a decimal comma (%s)", c.Name, d.Evidence))
+			}
+		}
 		rs.cols = append(rs.cols, c.Name)
 		rs.srcNames = append(rs.srcNames, srcNames(c))
 		rs.types = append(rs.types, typ)
 		rs.required = append(rs.required, required[c.Name] || c.Required)
 		rs.specs = append(rs.specs, clean.ColumnSpec{Name: c.Name, Type: typ, Required: required[c.Name] || c.Required,
-			Formats: formats, Normalize: c.Normalize, NullTokens: nullTokens})
+			Formats: formats, Normalize: normalize, NullTokens: nullTokens})
 	}
 	return rs, nil
 }
