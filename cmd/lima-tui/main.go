@@ -45,6 +45,8 @@ Usage:
   lima-tui report [--plan F] [ID]           print a run's report (default: the latest)
   lima-tui approve --gate scope|data-model --by NAME [--plan F]
                                            record a human approval and the plan hash
+  lima-tui propose [--plan F] [--write] [--json]
+                                           profile the sources: types, formats, conventions, findings
   lima-tui exceptions list|show|assign|resolve|waive|replay|export …
                                            work through the exception queue
 
@@ -86,7 +88,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case "exceptions":
 		return cmdExceptions(ctx, rest, stdout, stderr)
-	case "init", "propose", "check", "teardown", "schedule":
+	case "propose":
+		return cmdPropose(ctx, rest, stdout, stderr)
+	case "init", "check", "teardown", "schedule":
 		fmt.Fprintf(stderr, "lima-tui %s: not available in this build yet.\n\n%s", cmd, usage)
 		return exitUsage
 	}
