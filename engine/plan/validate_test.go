@@ -164,7 +164,7 @@ func TestValidate(t *testing.T) {
 		{"normalize", func(p *Plan) {
 			p.Tables["sites"].Columns[1].Normalize = []string{"trimm", "zero_pad", "thousands:,,", "upper:x", `thousands:"."`, "decimal_comma"}
 		}, []string{
-			`tables.sites.columns[1].normalize[0]: unknown fix "trimm"; did you mean "trim"? use trim, upper, lower, zero_pad:N, trailing_minus, thousands:"," or decimal_comma`,
+			`tables.sites.columns[1].normalize[0]: unknown fix "trimm"; did you mean "trim"? use trim, upper, lower, nfc, zero_pad:N, trailing_minus, thousands:"," or decimal_comma`,
 			`tables.sites.columns[1].normalize[1]: "zero_pad": write zero_pad:N with the width N, e.g. zero_pad:8`,
 			`tables.sites.columns[1].normalize[2]: "thousands:,,": write thousands:C with the separator C, e.g. thousands:"," or thousands:"."`,
 			`tables.sites.columns[1].normalize[3]: "upper:x": upper takes no argument`,
