@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -228,7 +229,11 @@ func printSummary(w io.Writer, r *reports.Report) {
 		if !t.Balanced {
 			bal = "✗ NO"
 		}
-		fmt.Fprintf(w, "  %-16s %-15s %8d %8d %9d %8d  %-8s %s\n", ui.Sanitize(t.Name), t.Status, t.RowsRead, t.RowsLoaded, t.RowsQuarantined, t.RowsSkipped, bal, gateMark(t.Reconciliation))
+		gate := gateMark(t.Reconciliation)
+		if t.Status == "already_loaded" {
+			gate = "– proven when loaded"
+		}
+		fmt.Fprintf(w, "  %-16s %-15s %8d %8d %9d %8d  %-8s %s\n", ui.Sanitize(t.Name), t.Status, t.RowsRead, t.RowsLoaded, t.RowsQuarantined, t.RowsSkipped, bal, gate)
 		if t.Error != "" {
 			fmt.Fprintf(w, "    error: %s\n", ui.Sanitize(t.Error))
 		}
@@ -243,6 +248,7 @@ func printSummary(w io.Writer, r *reports.Report) {
 		for o, n := range r.Exceptions.ByOwner {
 			owners = append(owners, fmt.Sprintf("%s %d", o, n))
 		}
+		sort.Strings(owners)
 		fmt.Fprintf(w, "  ! %d held back as exceptions (%d whole files) — owners: %s\n", r.Exceptions.Total, r.Exceptions.Files, ui.Sanitize(strings.Join(owners, ", ")))
 	}
 	if r.DeadlineBy != "" {
