@@ -163,19 +163,27 @@ func TestDemoBalancesWithHandCountedTotals(t *testing.T) {
 			t.Errorf("%s: snapshot load id %q, report %q", name, snap.Summary.Properties["lima.load-id"], tr.LoadID)
 		}
 	}
-	// Exceptions: 4 + 2 + 2 rows and one whole file.
-	if r.Exceptions.Total != 9 || r.Exceptions.Files != 1 {
-		t.Errorf("exceptions total %d (files %d), want 9 (1)", r.Exceptions.Total, r.Exceptions.Files)
+	// Exceptions: 4 + 2 + 2 rows and one whole file, plus the dirty tables
+	// of demo_dirty_test.go: supplier_evaluations 2 (lines 6 and 7),
+	// shipments 1 (row 7), gauge_calibrations 1 (G-0105) = 13.
+	if r.Exceptions.Total != 13 || r.Exceptions.Files != 1 {
+		t.Errorf("exceptions total %d (files %d), want 13 (1)", r.Exceptions.Total, r.Exceptions.Files)
 	}
-	// type: 1009, 1010, 10010021, receipt 4; malformed: 1011, receipt line 5;
-	// unique: 1007, 0010010016; unreadable file: inspections_2026-04.csv.
-	wantRules := map[string]int64{"type": 4, "malformed_row": 2, "unique": 2, "unreadable_file": 1}
+	// type: 1009, 1010, 10010021, receipt 4, shipment 004505 ("12 box"),
+	// G-0105 (31/04/2026); malformed: 1011, receipt line 5; unique: 1007,
+	// 0010010016; unreadable file: inspections_2026-04.csv; encoding:
+	// 협력사평가_2026.csv line 6 (cut EUC-KR character); range: its line 7
+	// (score 105.0).
+	wantRules := map[string]int64{"type": 6, "malformed_row": 2, "unique": 2, "unreadable_file": 1, "encoding": 1, "range": 1}
 	for k, v := range wantRules {
 		if r.Exceptions.ByRule[k] != v {
 			t.Errorf("exceptions by rule %s = %d, want %d (all: %v)", k, r.Exceptions.ByRule[k], v, r.Exceptions.ByRule)
 		}
 	}
-	wantOwners := map[string]int64{"Ji-woo Park (quality)": 5, "Sven Weber (procurement data)": 2, "Data platform on-call": 2}
+	// Owners: inspections 5, suppliers 2, supplier_evaluations 2, shipments
+	// 1; the default on-call gets goods_receipts 2 + gauge_calibrations 1.
+	wantOwners := map[string]int64{"Ji-woo Park (quality)": 5, "Sven Weber (procurement data)": 2, "Data platform on-call": 3,
+		"Seo-yeon Han (supplier quality)": 2, "Min-jun Choi (logistics)": 1}
 	for k, v := range wantOwners {
 		if r.Exceptions.ByOwner[k] != v {
 			t.Errorf("exceptions of %s = %d, want %d", k, r.Exceptions.ByOwner[k], v)
@@ -195,6 +203,14 @@ func TestDemoBalancesWithHandCountedTotals(t *testing.T) {
 		"suppliers/onboarded_on/date format yyyy/M/d → ISO":   1,
 		"suppliers/rating/null token → null (NULL)":           1,
 		"goods_receipts/supplier_id/zero-padded to 10 digits": 2,
+		// The dirty tables (hand counts in demo_dirty_test.go):
+		"supplier_evaluations/supplier_id/trim":                          1, // " 10010017 " (line 4)
+		"supplier_evaluations/supplier_id/zero-padded to 10 digits":      4, // lines 3, 4, 8, 10
+		"shipments/shipment_no/zero-padded to 6 digits":                  1, // 4504 (row 6)
+		"shipments/plant/Unicode NFD → NFC":                              1, // row 6
+		"gauge_calibrations/deviation_mm/decimal comma → point":          6, // every loaded row
+		"gauge_calibrations/calibrated_on/date format dd/MM/yyyy → ISO":  6, // every loaded row
+		"supplier_evaluations/evaluated_on/date format dd.MM.yyyy → ISO": 7, // every loaded row
 	}
 	got := map[string]int64{}
 	for _, tr := range r.Tables {

@@ -95,8 +95,9 @@ func TestDemoExceptionsAreInTheLedgerWithOwnerAndDeadline(t *testing.T) {
 	}
 	// A rerun adds no exception: the input was already loaded.
 	runOnce(t, ws, p, flow.RunOptions{})
-	if n, _ := st.Count(ctx, ledger.Filter{}); n != 9 {
-		t.Fatalf("after a rerun the ledger holds %d exceptions, want 9", n)
+	// 13: the demo's held-back rows and files (see TestDemoBalancesWithHandCountedTotals).
+	if n, _ := st.Count(ctx, ledger.Filter{}); n != 13 {
+		t.Fatalf("after a rerun the ledger holds %d exceptions, want 13", n)
 	}
 }
 
@@ -312,4 +313,43 @@ func stores(t *testing.T) []storeKind {
 			t.Cleanup(func() { dropSchema(t, dsn, schema) })
 		},
 		open: func(t *testing.T, ws flow.Workspace, p *plan.Plan) ledger.Store { return openLedger(t, ws, p) }})
+}
+
+// A row whose bytes were invalid in its encoding could not be split into
+// columns: it replays once the fix sets every column, and is reopened with
+// the missing columns named otherwise.
+func TestReplayOfAnUnsplittableRowNeedsEveryColumn(t *testing.T) {
+	ws, p := newDemo(t)
+	runOnce(t, ws, p, flow.RunOptions{})
+	st := openLedger(t, ws, p)
+	ctx := context.Background()
+	page, _, err := st.List(ctx, ledger.Filter{Table: "supplier_evaluations", Rule: "encoding"}, ledger.Page{Limit: 10})
+	if err != nil || len(page) != 1 {
+		t.Fatalf("encoding exceptions: %v %v", page, err)
+	}
+	e := page[0]
+	if err := st.Resolve(ctx, e.ID, map[string]string{"supplier_id": "0010010015", "score": "77.5"}, "ops", ""); err != nil {
+		t.Fatal(err)
+	}
+	out, err := flow.Replay(ctx, flow.ReplayOptions{Workspace: ws, Plan: p, By: "ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr := tableReport(t, out.Report, "supplier_evaluations"); tr.RowsRead != 1 || tr.RowsLoaded != 0 || tr.RowsQuarantined != 1 {
+		t.Fatalf("partial fix: %+v", tr)
+	}
+	got, _ := st.Get(ctx, e.ID)
+	if got.Status != ledger.StatusOpen || !strings.Contains(got.Failures[0].Reason, "missing: evaluated_on, comment") {
+		t.Fatalf("after a partial fix: %s %+v", got.Status, got.Failures)
+	}
+	if err := st.Resolve(ctx, e.ID, map[string]string{"evaluated_on": "27.02.2026", "comment": "재입력"}, "ops", ""); err != nil {
+		t.Fatal(err)
+	}
+	out, err = flow.Replay(ctx, flow.ReplayOptions{Workspace: ws, Plan: p, By: "ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr := tableReport(t, out.Report, "supplier_evaluations"); tr.RowsLoaded != 1 || tr.Reconciliation != gates.Pass {
+		t.Fatalf("full fix: %+v", tr)
+	}
 }

@@ -223,7 +223,11 @@ func reportProgress(p *run.Progress, done <-chan struct{}, w io.Writer) {
 
 func printSummary(w io.Writer, r *reports.Report) {
 	fmt.Fprintf(w, "\nrun %s — %s\n", r.RunID, statusText(r.Status))
-	fmt.Fprintf(w, "  %-16s %-15s %8s %8s %9s %8s  %-8s %s\n", "table", "status", "read", "loaded", "held back", "skipped", "balanced", "gate 4")
+	nw := len("table")
+	for _, t := range r.Tables {
+		nw = max(nw, len([]rune(ui.Sanitize(t.Name))))
+	}
+	fmt.Fprintf(w, "  %-*s %-15s %8s %8s %9s %8s  %-8s %s\n", nw, "table", "status", "read", "loaded", "held back", "skipped", "balanced", "gate 4")
 	for _, t := range r.Tables {
 		bal := "✓ yes"
 		if !t.Balanced {
@@ -233,7 +237,7 @@ func printSummary(w io.Writer, r *reports.Report) {
 		if t.Status == "already_loaded" {
 			gate = "– proven when loaded"
 		}
-		fmt.Fprintf(w, "  %-16s %-15s %8d %8d %9d %8d  %-8s %s\n", ui.Sanitize(t.Name), t.Status, t.RowsRead, t.RowsLoaded, t.RowsQuarantined, t.RowsSkipped, bal, gate)
+		fmt.Fprintf(w, "  %-*s %-15s %8d %8d %9d %8d  %-8s %s\n", nw, ui.Sanitize(t.Name), t.Status, t.RowsRead, t.RowsLoaded, t.RowsQuarantined, t.RowsSkipped, bal, gate)
 		if t.Error != "" {
 			fmt.Fprintf(w, "    error: %s\n", ui.Sanitize(t.Error))
 		}
@@ -243,7 +247,7 @@ func printSummary(w io.Writer, r *reports.Report) {
 			}
 		}
 	}
-	if r.Exceptions.Total > 0 {
+	if r.Exceptions.Total > 0 && len(r.Exceptions.ByOwner) > 0 {
 		var owners []string
 		for o, n := range r.Exceptions.ByOwner {
 			owners = append(owners, fmt.Sprintf("%s %d", o, n))

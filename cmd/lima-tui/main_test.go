@@ -47,7 +47,7 @@ func TestDemoJSONThenRerunThenTamperedReconcile(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
 		t.Fatalf("stdout is not one JSON summary: %v\n%s", err, stdout)
 	}
-	if sum.Status != "ok" || len(sum.Tables) != 3 {
+	if sum.Status != "ok" || len(sum.Tables) != 6 {
 		t.Fatalf("summary %+v", sum)
 	}
 	if _, err := os.Stat(sum.Report); err != nil {

@@ -420,7 +420,7 @@ func (col *column) cast(v string, cell *Cell) ([]string, error) {
 		if err != nil {
 			return fixes, err
 		}
-		if idx > 0 && len(col.spec.Formats) > 1 {
+		if len(col.spec.Formats) > 0 && !isISOPattern(col.formats[idx].pattern) {
 			fixes = append(fixes, "date format "+col.formats[idx].pattern+" → ISO")
 		}
 		if col.kind == kDate {
@@ -463,4 +463,10 @@ func appendCell(b array.Builder, k kind, c *Cell) {
 	case kBoolean:
 		b.(*array.BooleanBuilder).Append(c.I == 1)
 	}
+}
+
+// isISOPattern reports whether a declared pattern is ISO 8601 already
+// (reading it is not a fix).
+func isISOPattern(p string) bool {
+	return strings.HasPrefix(p, "yyyy-MM-dd") && (len(p) == len("yyyy-MM-dd") || p[len("yyyy-MM-dd")] == 'T' || p[len("yyyy-MM-dd")] == ' ')
 }

@@ -224,10 +224,24 @@ func replayTable(ctx context.Context, o ReplayOptions, name string, t *plan.Tabl
 	var failed []reopen
 	for _, e := range fixed {
 		tr.RowsRead++
-		if e.Level == ledger.LevelFile || e.Values == nil {
+		// A row that could not be split (bad quoting, bad bytes) has no
+		// values as read: it replays when the fix sets every column.
+		var missing []string
+		if e.Values == nil {
+			for _, c := range rs.cols {
+				if _, ok := e.Fixed[c]; !ok {
+					missing = append(missing, c)
+				}
+			}
+		}
+		if e.Level == ledger.LevelFile || len(missing) > 0 {
 			tr.RowsQuarantined++
 			tr.QuarantinedBy["not_replayable"]++
-			failed = append(failed, reopen{e.ID, []ledger.Failure{{Rule: "not_replayable", Reason: "a whole file or an unsplittable row cannot be replayed from the ledger; deliver a corrected file, or resolve with every column set (--set col=value)"}}})
+			why := "a whole file cannot be replayed from the ledger; deliver a corrected file"
+			if e.Level != ledger.LevelFile {
+				why = "this row could not be split into columns, so the fix must set every column; missing: " + strings.Join(missing, ", ")
+			}
+			failed = append(failed, reopen{e.ID, []ledger.Failure{{Rule: "not_replayable", Reason: why}}})
 			continue
 		}
 		vals := make([]string, len(rs.cols))

@@ -524,7 +524,11 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 			tr.RowsRead, tr.RowsLoaded, tr.RowsQuarantined, tr.RowsSkipped, tr.Source.Rows)
 		return
 	}
-	if staged.Rows() == 0 && tr.Mode != "full" {
+	// Nothing to add and nothing to replace (every row held back, or no
+	// rows, on a table that has no snapshot yet; or an append of nothing):
+	// no snapshot is made, and the exceptions are published now — they
+	// are the whole outcome of this load.
+	if staged.Rows() == 0 && (tr.Mode != "full" || !hasCur) {
 		_ = staged.Discard(context.WithoutCancel(ctx))
 		if err := o.Quarantine.Publish(ctx, name, tr.LoadID); err != nil {
 			tr.Err = err

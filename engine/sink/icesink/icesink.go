@@ -481,6 +481,9 @@ func (t *Table) Commit(ctx context.Context, s sink.Staged, p sink.CommitProps) (
 		ntbl, err := tx.Commit(ctx)
 		if err == nil {
 			snap := ntbl.CurrentSnapshot()
+			if snap == nil {
+				return sink.Commit{}, fmt.Errorf("icesink: the commit of %s made no snapshot (nothing to add)", strings.Join(t.ident, "."))
+			}
 			c := commitOf(snap)
 			c.Attempts = attempt
 			return c, nil
