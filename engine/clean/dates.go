@@ -2,6 +2,8 @@ package clean
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -25,8 +27,16 @@ var layoutTokens = []struct{ tok, layout string }{
 	{"XXX", "Z07:00"}, {"Z", "-0700"},
 }
 
+// ExcelSerial is the date pattern for Excel serial numbers (days since
+// 1899-12-30, a fraction for the time of day), as CSV exports of Excel
+// sheets carry them.
+const ExcelSerial = "excel"
+
 // GoLayout turns a pattern such as "yyyy/M/d" into a Go time layout.
 func GoLayout(pattern string) (string, error) {
+	if pattern == ExcelSerial {
+		return ExcelSerial, nil
+	}
 	var b strings.Builder
 	for i := 0; i < len(pattern); {
 		matched := false
@@ -78,6 +88,12 @@ func compileFormats(patterns []string) ([]dateFormat, error) {
 func parseTime(s string, formats []dateFormat, loc *time.Location) (time.Time, int, error) {
 	var firstErr error
 	for i, f := range formats {
+		if f.pattern == ExcelSerial {
+			if t, ok := excelSerial(s, loc); ok {
+				return t, i, nil
+			}
+			continue
+		}
 		t, err := time.ParseInLocation(f.layout, s, loc)
 		if err == nil {
 			return t, i, nil
@@ -95,4 +111,18 @@ func parseTime(s string, formats []dateFormat, loc *time.Location) (time.Time, i
 		reason = "is not a real date (" + strings.TrimPrefix(firstErr.Error(), "parsing time ") + ")"
 	}
 	return time.Time{}, -1, fmt.Errorf("%q %s", s, reason)
+}
+
+// excelSerial reads an Excel serial date: 45678 is 2025-01-22, 45678.5 is
+// noon that day. Serials before 61 (Excel's fictitious 1900-02-29) and after
+// 9999-12-31 are refused.
+func excelSerial(s string, loc *time.Location) (time.Time, bool) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 61 || f > 2958465 || strings.ContainsAny(s, "eE") {
+		return time.Time{}, false
+	}
+	days := math.Floor(f)
+	secs := math.Round((f - days) * 86400)
+	base := time.Date(1899, 12, 30, 0, 0, 0, 0, loc)
+	return base.AddDate(0, 0, int(days)).Add(time.Duration(secs) * time.Second), true
 }

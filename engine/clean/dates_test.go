@@ -75,3 +75,29 @@ func FuzzParseTime(f *testing.F) {
 		}
 	})
 }
+
+func TestExcelSerialDates(t *testing.T) {
+	f, err := compileFormats([]string{"yyyy-MM-dd", ExcelSerial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ in, want string }{
+		// Anchor: Excel shows 44927 as 2023-01-01; 2023 and 2024 have 365 + 366
+		// days, so 45658 is 2025-01-01 and 45678 is 2025-01-21.
+		{"45678", "2025-01-21T00:00:00"},
+		{"45678.5", "2025-01-21T12:00:00"}, // .5 of a day is noon
+		{"61", "1900-03-01T00:00:00"},      // the first serial after the fictitious 1900-02-29
+		{"2026-03-19", "2026-03-19T00:00:00"},
+	}
+	for _, c := range cases {
+		tm, _, err := parseTime(c.in, f, time.UTC)
+		if err != nil || tm.Format("2006-01-02T15:04:05") != c.want {
+			t.Errorf("%q → %v, %v; want %s", c.in, tm, err, c.want)
+		}
+	}
+	for _, bad := range []string{"60", "1e5", "abc", "3000000"} {
+		if _, _, err := parseTime(bad, f, time.UTC); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}

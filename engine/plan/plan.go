@@ -73,6 +73,10 @@ type Source struct {
 	// shift_jis, gb18030, windows-1252, utf-16le, …); empty: detected per
 	// file. A table's source can pin its own.
 	Encoding string `yaml:"encoding,omitempty"`
+	// Timezone of naive timestamps in the files (IANA name, e.g.
+	// Asia/Seoul): a timestamptz column without a zone in its text is read
+	// in it. Empty: UTC.
+	Timezone string `yaml:"timezone,omitempty"`
 }
 
 // Table is one table of the lake.
@@ -113,6 +117,10 @@ type TableSource struct {
 	// Encoding pins the text encoding of this table's files, overriding
 	// the source's.
 	Encoding string `yaml:"encoding,omitempty"`
+	// Timezone of naive timestamps in the files (IANA name, e.g.
+	// Asia/Seoul): a timestamptz column without a zone in its text is read
+	// in it. Empty: UTC.
+	Timezone string `yaml:"timezone,omitempty"`
 	// NullTokens are values read as null (default: "", "NULL", "null", "\N").
 	NullTokens []string `yaml:"null_tokens,omitempty"`
 }

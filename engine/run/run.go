@@ -759,6 +759,22 @@ func resolveColumns(ctx context.Context, o Options, t *plan.Table, src source.So
 	if t.Source != nil && t.Source.NullTokens != nil {
 		nullTokens = t.Source.NullTokens
 	}
+	// Naive timestamps are read in the source's time zone.
+	tz := ""
+	if t.Source != nil {
+		tz = t.Source.Timezone
+		if s := o.Plan.Sources[t.Source.Name]; tz == "" && s != nil {
+			tz = s.Timezone
+		}
+	}
+	loc := time.UTC
+	if tz != "" {
+		l, err := time.LoadLocation(tz)
+		if err != nil || tz == "Local" {
+			return nil, fmt.Errorf("timezone %q is not a known IANA time zone (e.g. Asia/Seoul, UTC)", tz)
+		}
+		loc = l
+	}
 	for _, c := range cols {
 		var typ plan.Type
 		formats := c.Formats
@@ -795,7 +811,7 @@ func resolveColumns(ctx context.Context, o Options, t *plan.Table, src source.So
 		rs.types = append(rs.types, typ)
 		rs.required = append(rs.required, required[c.Name] || c.Required)
 		rs.specs = append(rs.specs, clean.ColumnSpec{Name: c.Name, Type: typ, Required: required[c.Name] || c.Required,
-			Formats: formats, Normalize: normalize, NullTokens: nullTokens})
+			Formats: formats, Normalize: normalize, NullTokens: nullTokens, Location: loc})
 	}
 	return rs, nil
 }
