@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lima-lake/lima/engine/ledger"
+	"github.com/lima-lake/lima/engine/mart"
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/run"
 	"github.com/lima-lake/lima/engine/sink"
@@ -173,6 +174,10 @@ func Lock(ws Workspace, wait time.Duration) (func(), error) {
 
 // Run loads the plan, reconciles every committed table and writes the report.
 func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
+	// Gate 2 first (Preconditions): nothing is written unless every check passes.
+	if err := checkPreconditions(ctx, o); err != nil {
+		return nil, err
+	}
 	unlock, err := Lock(o.Workspace, o.LockWait)
 	if err != nil {
 		return nil, err
@@ -226,6 +231,7 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 			}
 		}
 	}
+	marts := buildMarts(ctx, o.Plan, sk, runID, res.Tables)
 	recs := map[string]*gates.Reconciliation{}
 	var exps []gates.Expectation
 	for _, tr := range res.Tables {
@@ -246,6 +252,7 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 	}
 	res.Finished = time.Now().UTC()
 	rep := reports.Build(o.Plan, res, recs)
+	rep.AddMarts(marts)
 	if q, err := queueState(ctx, st, time.Now()); err == nil {
 		rep.Exceptions.Queue = q
 	}
@@ -253,6 +260,11 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 		rep.Notifications = Notify(ctx, o.Plan, digests)
 	} else {
 		rep.Notifications = []reports.Notification{{Owner: "*", Channel: "digest", Status: "failed", Error: err.Error()}}
+	}
+	// The platform docs follow every run; the data is committed already,
+	// so a failure to write them is a warning in the report, not fatal.
+	if err := reports.WriteDocs(o.Workspace.Dir, o.Plan, rep, reports.LakeTablesFrom(exps, recs)); err != nil {
+		rep.Warnings = append(rep.Warnings, "the platform docs (README.md, ARCHITECTURE.md) were not updated: "+err.Error())
 	}
 	path, err := reports.Write(o.Workspace.ReportsDir(), rep, exps)
 	if err != nil {
@@ -286,6 +298,56 @@ func queueState(ctx context.Context, st ledger.Store, now time.Time) (*reports.Q
 		return nil, err
 	}
 	return q, nil
+}
+
+// buildMarts computes every mart whose input tables are loaded (or already
+// loaded) in this run, and proves each with gate 4's mart check.
+func buildMarts(ctx context.Context, p *plan.Plan, sk sink.Sink, runID string, tables []*run.TableResult) []reports.MartReport {
+	byName := map[string]*run.TableResult{}
+	for _, tr := range tables {
+		byName[tr.Name] = tr
+	}
+	var out []reports.MartReport
+	for _, name := range p.TableNames() {
+		t := p.Tables[name]
+		if !t.Built() {
+			continue
+		}
+		mr := reports.MartReport{Name: name, Reconciliation: gates.Skip}
+		inputs := map[string]mart.Input{}
+		bases := map[string]sink.Table{}
+		ready := true
+		for _, from := range t.From {
+			tr := byName[from]
+			if tr == nil || tr.Err != nil || (tr.Status != run.StatusLoaded && tr.Status != run.StatusAlreadyLoaded) || tr.Table == nil {
+				ready = false
+				break
+			}
+			inputs[from] = mart.Input{LoadID: tr.LoadID, Table: tr.Table}
+			bases[from] = tr.Table
+		}
+		if !ready {
+			continue // not every input is part of this run
+		}
+		res, err := mart.Build(ctx, p, sk, name, inputs, mart.Options{RunID: runID})
+		if err != nil {
+			mr.Status, mr.Error = "failed", err.Error()
+			out = append(out, mr)
+			continue
+		}
+		mr.Table, mr.Status, mr.LoadID, mr.SnapshotID, mr.Rows, mr.FactRows = res.Table, res.Status, res.LoadID, res.Commit.SnapshotID, res.Rows, res.FactRows
+		if res.Status != "empty" && res.Handle != nil {
+			rec, err := gates.ReconcileMart(ctx, p, name, res.Handle, bases)
+			if err != nil {
+				mr.Reconciliation = gates.Fail
+				mr.Checks = []gates.Finding{{Name: "read back", Status: gates.Fail, Detail: err.Error()}}
+			} else {
+				mr.Reconciliation, mr.Checks = rec.Status, rec.Checks
+			}
+		}
+		out = append(out, mr)
+	}
+	return out
 }
 
 // knownFixes reads the fixes recorded for a table's rows.

@@ -226,6 +226,12 @@ func TestDemoBalancesWithHandCountedTotals(t *testing.T) {
 	if len(got) != len(wantFixes) {
 		t.Errorf("fixes reported: %v, want exactly %d kinds", got, len(wantFixes))
 	}
+	// The mart: every loaded inspection is its own (month, supplier) group —
+	// Jan 15,16,17,19,20; Feb 15,16; Mar 15,16,18; and two with no date
+	// (1004 supplier 18, 1015 supplier 17) — so 12 groups from 12 rows.
+	if len(r.Marts) != 1 || r.Marts[0].Status != "built" || r.Marts[0].Rows != 12 || r.Marts[0].FactRows != 12 || r.Marts[0].Reconciliation != gates.Pass {
+		t.Errorf("marts %+v", r.Marts)
+	}
 	// The watermark of inspections is the latest inspection date loaded.
 	if tr := tableReport(t, r, "inspections"); tr.WatermarkAfter != "2026-03-19" {
 		t.Errorf("inspections watermark %q, want 2026-03-19", tr.WatermarkAfter)

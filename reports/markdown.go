@@ -20,6 +20,9 @@ func Markdown(r *Report) string {
 		b.WriteString("- **Deadline:** none set in the plan\n")
 	}
 	fmt.Fprintf(&b, "- **Plan hash:** `%s`\n\n", short(r.PlanHash))
+	for _, w := range r.Warnings {
+		fmt.Fprintf(&b, "> ! %s\n\n", md(w))
+	}
 
 	b.WriteString("## Tables\n\n| table | mode | status | read | loaded | held back | skipped | balanced | gate 4 | snapshot |\n|---|---|---|--:|--:|--:|--:|---|---|---|\n")
 	for _, t := range r.Tables {
@@ -87,6 +90,23 @@ func Markdown(r *Report) string {
 			}
 			b.WriteString("\n")
 		}
+	}
+	if len(r.Marts) > 0 {
+		b.WriteString("\n## Marts\n\n| mart | table | status | rows | from fact rows | gate 4 |\n|---|---|---|--:|--:|---|\n")
+		for _, m := range r.Marts {
+			fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s |\n", md(m.Name), md(m.Table), m.Status, m.Rows, m.FactRows, mark(m.Reconciliation))
+		}
+		for _, m := range r.Marts {
+			if m.Error != "" {
+				fmt.Fprintf(&b, "\n**%s:** %s\n", md(m.Name), md(m.Error))
+			}
+			for _, c := range m.Checks {
+				if c.Status == "fail" {
+					fmt.Fprintf(&b, "\n- %s %s: %s", mark(c.Status), md(c.Name), md(c.Detail))
+				}
+			}
+		}
+		b.WriteString("\n\n")
 	}
 	b.WriteString("## Exceptions\n\n")
 	fmt.Fprintf(&b, "%d held back (%d whole files).\n\n", r.Exceptions.Total, r.Exceptions.Files)

@@ -39,6 +39,39 @@ type Report struct {
 	Exceptions  Exceptions    `json:"exceptions"`
 	// Notifications sent to owners after the run.
 	Notifications []Notification `json:"notifications,omitempty"`
+	// Warnings are problems that did not fail the run.
+	Warnings []string `json:"warnings,omitempty"`
+	// Marts computed after their base tables, each proved by gate 4.
+	Marts []MartReport `json:"marts,omitempty"`
+}
+
+// MartReport is one mart's outcome.
+type MartReport struct {
+	Name           string          `json:"name"`
+	Table          string          `json:"table"`
+	Status         string          `json:"status"` // built, already_built, empty, failed
+	Error          string          `json:"error,omitempty"`
+	LoadID         string          `json:"load_id,omitempty"`
+	SnapshotID     int64           `json:"snapshot_id,omitempty"`
+	Rows           int64           `json:"rows"`
+	FactRows       int64           `json:"fact_rows"`
+	Reconciliation string          `json:"reconciliation"`
+	Checks         []gates.Finding `json:"checks,omitempty"`
+}
+
+// AddMarts records the marts and lets them decide the status: a mart that
+// could not be built fails the run, one that fails gate 4 fails the
+// reconciliation.
+func (r *Report) AddMarts(ms []MartReport) {
+	r.Marts = ms
+	for _, m := range ms {
+		switch {
+		case m.Status == "failed":
+			r.Status = StatusFailed
+		case m.Reconciliation == gates.Fail && r.Status == StatusOK:
+			r.Status = StatusReconciliationFailed
+		}
+	}
 }
 
 // Notification is one digest sent (or not) to an owner.

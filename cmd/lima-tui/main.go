@@ -39,6 +39,10 @@ const (
 const usage = `lima-tui — land business data in a data lake, and prove it.
 
 Usage:
+  lima-tui init --source DIR [--dir D] [--prefix P] [--pattern iceberg|hive] [--defaults]
+                                           gate 1: write platform.yaml from flags, defaults or questions
+  lima-tui check [--plan F] [--json] [--timeout 15s]
+                                           gate 2: every precondition with evidence and fix (exit 4)
   lima-tui demo [--dir D] [--headless]      build the demo lake from the bundled dirty ERP sample
   lima-tui run [--plan F] [--table T]... [--full-refresh] [--json]
                                            load the approved plan, reconcile, write the report
@@ -50,6 +54,8 @@ Usage:
                                            profile the sources: types, formats, conventions, findings
   lima-tui exceptions list|show|assign|resolve|waive|replay|export …
                                            work through the exception queue
+  lima-tui teardown [--plan F] [--confirm PREFIX] [--json]
+                                           gate 5: show the blast radius; remove it once the prefix is typed
 
 Exit codes: 0 ok; 1 error (nothing half-visible); 2 usage; 3 loaded but gate 4 failed;
 4 a precondition failed, nothing written.
@@ -91,7 +97,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return cmdExceptions(ctx, rest, stdout, stderr)
 	case "propose":
 		return cmdPropose(ctx, rest, stdout, stderr)
-	case "init", "check", "teardown", "schedule":
+	case "init":
+		return cmdInit(ctx, rest, stdout, stderr)
+	case "check":
+		return cmdCheck(ctx, rest, stdout, stderr)
+	case "teardown":
+		return cmdTeardown(ctx, rest, stdout, stderr)
+	case "schedule":
 		fmt.Fprintf(stderr, "lima-tui %s: not available in this build yet.\n\n%s", cmd, usage)
 		return exitUsage
 	}
@@ -377,6 +389,14 @@ func cmdApprove(args []string, stdout, stderr io.Writer) int {
 	p, err := flow.LoadPlan(*planPath)
 	if err != nil {
 		return fail(stderr, err)
+	}
+	if *gate == "scope" {
+		// Gate 1 decides whether the scope is complete; nothing is recorded otherwise.
+		if failed := gates.FailedFindings(gates.Scope(p)); len(failed) > 0 {
+			fmt.Fprintln(stderr, "lima-tui approve: gate 1 (scope & residency) does not pass; nothing was recorded:")
+			printFindingLines(stderr, failed)
+			return exitPrecondition
+		}
 	}
 	now := time.Now().UTC().Format(time.RFC3339)
 	a := &plan.Approval{ApprovedBy: *by, ApprovedAt: now, PlanHash: p.Hash()}

@@ -13,16 +13,27 @@ import (
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/run"
 	"github.com/lima-lake/lima/flow"
+	"github.com/lima-lake/lima/gates"
 	"github.com/lima-lake/lima/ui"
 )
 
+// cmdPropose is gate 3 from the command line. A plan without tables (after
+// lima-tui init) gets the proposed data model: tables from the discovered
+// files, types, keys, partitions, join keys and marts, each decision with
+// its evidence; --write records it. A plan with tables keeps them: its
+// tables are profiled, its marts checked against their grain, and --write
+// only adds findings to data_quality_issues.
 func cmdPropose(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("propose", stderr)
 	planPath := fs.String("plan", "platform.yaml", "the plan")
-	write := fs.Bool("write", false, "record the findings in data_quality_issues (and columns of tables that declare none) in platform.yaml")
-	rows := fs.Int64("rows", 100_000, "profile at most this many data rows per table")
+	write := fs.Bool("write", false, "write the proposal into a plan without tables, or record the findings in data_quality_issues")
+	rows := fs.Int64("rows", 100_000, "read at most this many data rows per table")
 	asJSON := fs.Bool("json", false, "JSON output")
 	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "lima-tui propose: unexpected argument %q\n", ui.Sanitize(fs.Arg(0)))
 		return exitUsage
 	}
 	p, err := flow.LoadPlan(*planPath)
@@ -30,6 +41,9 @@ func cmdPropose(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return fail(stderr, err)
 	}
 	ws := flow.Workspace{Dir: filepath.Dir(*planPath)}
+	if len(p.Tables) == 0 {
+		return proposeModel(ctx, p, ws, *planPath, *rows, *write, *asJSON, stdout, stderr)
+	}
 	var profiles []*run.TableProfile
 	changed := false
 	for _, name := range p.TableNames() {
@@ -57,12 +71,33 @@ func cmdPropose(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			}
 		}
 	}
+	grain := gates.ValidateGrain(p)
+	if *write {
+		for _, f := range grain {
+			if f.Status != gates.Fail {
+				continue
+			}
+			table, _, _ := strings.Cut(strings.TrimPrefix(f.Name, "mart "), ":")
+			q := plan.QualityIssue{Table: table, Issue: f.Detail, Impact: "a measure counted more than once, or a total that means nothing", Fix: f.Fix}
+			if p.Tables[table] != nil && !hasIssue(p.DataQualityIssues, q) {
+				p.DataQualityIssues = append(p.DataQualityIssues, q)
+				changed = true
+			}
+		}
+	}
 	if *asJSON {
-		b, _ := json.Marshal(profiles)
+		b, _ := json.Marshal(struct {
+			Profiles []*run.TableProfile `json:"profiles"`
+			Grain    []gates.Finding     `json:"grain"`
+		}{profiles, grain})
 		fmt.Fprintln(stdout, string(b))
 	} else {
 		for _, tp := range profiles {
 			printProfile(stdout, tp)
+		}
+		if len(grain) > 0 {
+			fmt.Fprintf(stdout, "\nmarts: measures at their grain\n")
+			printGate3Findings(stdout, grain)
 		}
 	}
 	if *write && changed {
@@ -73,6 +108,146 @@ func cmdPropose(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "lima: findings written to %s; the plan changed, so review it and approve the data model again: lima-tui approve --gate data-model --by NAME\n", ui.Sanitize(*planPath))
 	}
 	return exitOK
+}
+
+// proposeModel proposes the data model of a plan without tables.
+func proposeModel(ctx context.Context, p *plan.Plan, ws flow.Workspace, planPath string, rows int64, write, asJSON bool, stdout, stderr io.Writer) int {
+	pr, err := gates.ProposeDataModel(ctx, p, gates.ProposeOptions{Workspace: ws.Dir, MaxRows: rows})
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if asJSON {
+		b, _ := json.Marshal(struct {
+			Tables   map[string]*plan.Table `json:"tables"`
+			Findings []gates.Finding        `json:"findings"`
+		}{pr.Plan.Tables, pr.Findings})
+		fmt.Fprintln(stdout, string(b))
+	} else {
+		printProposal(stdout, pr)
+	}
+	if len(pr.Plan.Tables) == 0 {
+		fmt.Fprintln(stderr, "lima: no tables to propose: the sources hold no files Lima reads (see the findings)")
+		return exitOK
+	}
+	if !write {
+		fmt.Fprintf(stderr, "lima: nothing written; to record this data model: lima-tui propose --plan %s --write\n", ui.Sanitize(planPath))
+		return exitOK
+	}
+	pr.Apply(p)
+	for _, q := range pr.Issues {
+		if !hasIssue(p.DataQualityIssues, q) {
+			p.DataQualityIssues = append(p.DataQualityIssues, q)
+		}
+	}
+	// The profile's findings of each column, as propose records them for a
+	// plan with tables.
+	for name, ev := range pr.Evidence {
+		t := p.Tables[name]
+		for _, c := range ev.Columns {
+			for _, f := range c.Profile.Findings() {
+				q := plan.QualityIssue{Table: name, Column: sanitizeColumn(t, c.Profile.Name), Issue: f.Issue, Impact: f.Impact, Fix: f.Fix}
+				if !hasIssue(p.DataQualityIssues, q) {
+					p.DataQualityIssues = append(p.DataQualityIssues, q)
+				}
+			}
+		}
+	}
+	sort.SliceStable(p.DataQualityIssues, func(i, j int) bool { return p.DataQualityIssues[i].Table < p.DataQualityIssues[j].Table })
+	if err := p.Validate(); err != nil {
+		return fail(stderr, fmt.Errorf("the proposed plan does not validate (a bug; nothing written): %w", err))
+	}
+	p.Platform.Updated = time.Now().UTC().Format(time.RFC3339)
+	if err := p.Write(planPath); err != nil {
+		return fail(stderr, err)
+	}
+	fmt.Fprintf(stderr, "lima: the proposed data model is in %s; review and edit it, then approve it: lima-tui approve --gate data-model --by NAME\n", ui.Sanitize(planPath))
+	return exitOK
+}
+
+// printProposal prints the proposed tables and marts, then the findings.
+func printProposal(w io.Writer, pr *gates.Proposal) {
+	var bases, marts []string
+	for _, n := range pr.Plan.TableNames() {
+		if pr.Plan.Tables[n].IsMart() {
+			marts = append(marts, n)
+		} else {
+			bases = append(bases, n)
+		}
+	}
+	fmt.Fprintf(w, "gate 3 — proposed data model: %d table(s), %d mart(s)\n", len(bases), len(marts))
+	for _, n := range bases {
+		t := pr.Plan.Tables[n]
+		ev := pr.Evidence[n]
+		fmt.Fprintf(w, "\n%s ← %s: %s (%d file(s), %d rows read)\n", ui.Sanitize(n), ui.Sanitize(t.Source.Name), ui.Sanitize(strings.Join(t.Source.Files, ", ")), len(ev.Units), ev.Rows)
+		var facts []string
+		if len(t.Load.Keys) > 0 {
+			facts = append(facts, "key "+strings.Join(t.Load.Keys, ", "))
+		}
+		if len(t.Partition) > 0 {
+			facts = append(facts, "partition "+strings.Join(t.Partition, ", "))
+		}
+		for _, j := range t.JoinKeys {
+			facts = append(facts, "join "+j.Column+" → "+j.References)
+		}
+		if len(facts) > 0 {
+			fmt.Fprintf(w, "  %s\n", ui.Sanitize(strings.Join(facts, " · ")))
+		}
+		for _, c := range t.Columns {
+			typ := c.Type
+			if len(c.Formats) > 0 {
+				typ += " (" + strings.Join(c.Formats, ", ") + ")"
+			}
+			var notes []string
+			if len(c.Normalize) > 0 {
+				notes = append(notes, strings.Join(c.Normalize, ", "))
+			}
+			if c.SourceName != "" {
+				notes = append(notes, "from "+c.SourceName)
+			}
+			if c.Sensitive {
+				notes = append(notes, "sensitive")
+			}
+			fmt.Fprintf(w, "  %-24s %-30s %s\n", ui.Sanitize(c.Name), ui.Sanitize(typ), ui.Sanitize(strings.Join(notes, "; ")))
+		}
+	}
+	for _, n := range marts {
+		t := pr.Plan.Tables[n]
+		fmt.Fprintf(w, "\nmart %s ← %s\n  grain (%s)\n", ui.Sanitize(n), ui.Sanitize(strings.Join(t.From, ", ")), ui.Sanitize(strings.Join(t.Grain, ", ")))
+		for _, m := range t.Measures {
+			what := m.Agg + "(*)"
+			if m.Column != "" {
+				what = m.Agg + "(" + m.Column + ")"
+			}
+			safe := ""
+			for _, s := range t.SumSafeColumns {
+				if s == m.Name {
+					safe = "SUM-safe"
+				}
+			}
+			fmt.Fprintf(w, "  %-24s %-30s %s\n", ui.Sanitize(m.Name), ui.Sanitize(what), safe)
+		}
+	}
+	fmt.Fprintf(w, "\nfindings\n")
+	printGate3Findings(w, pr.Findings)
+}
+
+// printGate3Findings prints findings as ✓ ! ✗ – lines with evidence and fix.
+func printGate3Findings(w io.Writer, fs []gates.Finding) {
+	for _, f := range fs {
+		mark := "✓"
+		switch f.Status {
+		case gates.Fail:
+			mark = "✗"
+		case gates.Warn:
+			mark = "!"
+		case gates.Skip:
+			mark = "–"
+		}
+		fmt.Fprintf(w, "  %s %s: %s\n", mark, ui.Sanitize(f.Name), ui.Sanitize(f.Detail))
+		if f.Fix != "" && f.Status != gates.Pass {
+			fmt.Fprintf(w, "      fix: %s\n", ui.Sanitize(f.Fix))
+		}
+	}
 }
 
 func sanitizeColumn(t *plan.Table, name string) string {

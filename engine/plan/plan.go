@@ -20,6 +20,7 @@ const SchemaVersion = 1
 type Plan struct {
 	SchemaVersion     int                `yaml:"schema_version"`
 	Platform          Platform           `yaml:"platform"`
+	Scope             *Scope             `yaml:"scope,omitempty"` // gate 1 answers; see Scope
 	Storage           Storage            `yaml:"storage,omitempty"`
 	Sources           map[string]*Source `yaml:"sources"`
 	Tables            map[string]*Table  `yaml:"tables"`
@@ -89,13 +90,26 @@ type Table struct {
 	Columns     []Column     `yaml:"columns,omitempty"`
 	// Partition entries: col, year(col), month(col), day(col), hour(col),
 	// bucket(N, col), truncate(W, col); see ParsePartition.
-	Partition      []string  `yaml:"partition,omitempty"`
-	JoinKeys       []JoinKey `yaml:"join_keys,omitempty"`
-	WrittenBy      string    `yaml:"written_by,omitempty"`
-	Grain          []string  `yaml:"grain,omitempty"`
-	SumSafeColumns []string  `yaml:"sum_safe_columns,omitempty"`
-	Load           LoadSpec  `yaml:"load,omitempty"`
-	Checks         []Check   `yaml:"checks,omitempty"`
+	Partition []string  `yaml:"partition,omitempty"`
+	JoinKeys  []JoinKey `yaml:"join_keys,omitempty"`
+	WrittenBy string    `yaml:"written_by,omitempty"`
+	// From, Joins, Dimensions and Measures define a mart that Lima builds
+	// itself after its base tables load (see Dimension and Measure): the
+	// rows of From[0] joined many-to-one to the other From tables, grouped
+	// by the dimensions. A mart without From is built outside Lima
+	// (written_by) and only declared here.
+	From       []string    `yaml:"from,omitempty"`
+	Joins      []JoinKey   `yaml:"joins,omitempty"`
+	Dimensions []Dimension `yaml:"dimensions,omitempty"`
+	// Grain lists the columns that identify one row of a mart (for a mart
+	// Lima builds: the names of its dimensions).
+	Grain    []string  `yaml:"grain,omitempty"`
+	Measures []Measure `yaml:"measures,omitempty"`
+	// SumSafeColumns are the mart columns that may be summed across rows
+	// of the grain without counting anything twice.
+	SumSafeColumns []string `yaml:"sum_safe_columns,omitempty"`
+	Load           LoadSpec `yaml:"load,omitempty"`
+	Checks         []Check  `yaml:"checks,omitempty"`
 	// ErrorBudget is how many held-back rows the table tolerates: a count
 	// ("50") or a share of its data rows ("2%"). Above it nothing of the
 	// table is committed and the run fails; the exceptions are still kept.

@@ -49,6 +49,7 @@ func (p *Plan) Validate() error {
 	}
 	v.schemaVersion()
 	v.platform()
+	v.scope()
 	v.storage()
 	v.budgets()
 	v.sources()
@@ -263,6 +264,7 @@ func (v *validator) table(name string, t *Table) {
 	v.colList(tp+".control_columns", ti, t.ControlColumns, Type.IsNumeric, "control_columns are summed by gate 4 and must be numeric (int, long, decimal or double)")
 	v.joinKeys(tp, ti)
 	v.checks(tp, ti)
+	v.martDefinition(tp, name, ti)
 }
 
 func (v *validator) tableSource(sp string, ts *TableSource) {

@@ -1,0 +1,233 @@
+package flow
+
+// Gate 5 wiring: the workspace's paths, catalog and state store handed to
+// gates.BuildInventory and gates.Teardown, under the workspace run lock.
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"github.com/lima-lake/lima/engine/mart"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+
+	"github.com/lima-lake/lima/engine/ledger"
+	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/gates"
+)
+
+// TeardownOptions say whose lake to tear down.
+type TeardownOptions struct {
+	Workspace Workspace
+	Plan      *plan.Plan
+	// PlanPath is the plan file (never removed); default Workspace.PlanPath().
+	PlanPath string
+	// LockWait bounds the wait for a run in progress (default 0: fail at once).
+	LockWait time.Duration
+	// Shown is the inventory the person saw before typing the prefix
+	// (optional). When the fresh inventory would remove a table or a folder
+	// that was not shown, the teardown is refused and nothing is removed.
+	Shown *gates.Inventory
+}
+
+// lockFileName is the run lock's file in the state folder (see Lock).
+const lockFileName = "run.lock"
+
+// TeardownInventory builds gate 5's blast radius under the run lock. It
+// reads only.
+func TeardownInventory(ctx context.Context, o TeardownOptions) (*gates.Inventory, error) {
+	unlock, err := Lock(o.Workspace, o.LockWait)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	scope, release := teardownScope(ctx, o)
+	defer release()
+	return gates.BuildInventory(ctx, scope)
+}
+
+// Teardown takes the run lock, takes a fresh inventory and removes what it
+// lists when confirm is the plan's prefix, typed exactly. It returns the
+// inventory and what was done; errors wrap gates.ErrNotConfirmed (nothing
+// removed, exit 2), gates.ErrTeardownBlocked (nothing removed, exit 4),
+// gates.ErrTeardownIncomplete (exit 1) or ErrPrecondition (the lock).
+func Teardown(ctx context.Context, o TeardownOptions, confirm string) (*gates.Inventory, *gates.TeardownResult, error) {
+	unlock, err := Lock(o.Workspace, o.LockWait)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
+	scope, release := teardownScope(ctx, o)
+	defer release()
+	inv, err := gates.BuildInventory(ctx, scope)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.Shown != nil && confirm == scope.Prefix {
+		if grew := BlastRadiusGrew(o.Shown, inv); len(grew) > 0 {
+			detail := "nothing was removed: since the blast radius was shown, more appeared: " + strings.Join(grew, ", ")
+			res := &gates.TeardownResult{Status: gates.Fail, Kept: inv.Kept, Findings: []gates.Finding{{Name: "typed confirmation", Status: gates.Fail,
+				Detail: detail, Fix: "look at the new blast radius, then type the prefix again"}}}
+			return inv, res, fmt.Errorf("%w: %s", gates.ErrNotConfirmed, detail)
+		}
+	}
+	res, err := gates.Teardown(ctx, inv, confirm, scope)
+	return inv, res, err
+}
+
+// BlastRadiusGrew lists the tables and folders that fresh would remove and
+// shown did not list.
+func BlastRadiusGrew(shown, fresh *gates.Inventory) []string {
+	var out []string
+	for _, t := range fresh.Tables {
+		if !t.Drop {
+			continue
+		}
+		if !slices.ContainsFunc(shown.Tables, func(s gates.TableInventory) bool { return s.Drop && s.Name == t.Name }) {
+			out = append(out, "table "+t.Name)
+		}
+	}
+	for _, a := range fresh.Areas {
+		if !slices.ContainsFunc(shown.Areas, func(s gates.AreaInventory) bool { return s.Base == a.Base && s.Rel == a.Rel }) {
+			out = append(out, a.Path)
+		}
+	}
+	if fresh.Catalog.DropNamespace && !shown.Catalog.DropNamespace {
+		out = append(out, "namespace "+fresh.Namespace)
+	}
+	return out
+}
+
+// teardownScope describes the workspace to gate 5 and opens the catalog
+// and the state store when they exist (never creating them, nor the lake).
+// release closes what was opened; it is safe to call more than once.
+func teardownScope(ctx context.Context, o TeardownOptions) (gates.TeardownScope, func()) {
+	ws, p := o.Workspace, o.Plan
+	planPath := o.PlanPath
+	if planPath == "" {
+		planPath = ws.PlanPath()
+	}
+	s := gates.TeardownScope{
+		Prefix:      p.Platform.Prefix,
+		Namespace:   p.Namespace(),
+		Workspace:   ws.Dir,
+		Warehouse:   ws.Warehouse(p),
+		StateDir:    ws.StateDir(),
+		ReportsDir:  ws.ReportsDir(),
+		LockFile:    filepath.Join(ws.StateDir(), lockFileName),
+		CatalogFile: ws.CatalogPath(p),
+		CatalogKind: p.Catalog(),
+		StateStore:  p.Storage.State,
+		PlanTables:  lakeTableNames(p),
+		Protected:   []string{planPath, filepath.Join(ws.Dir, "README.md"), filepath.Join(ws.Dir, "ARCHITECTURE.md")},
+	}
+	if s.StateStore == "" {
+		s.StateStore = "sqlite"
+	}
+	for _, name := range p.SourceNames() {
+		if src := p.Sources[name]; src != nil && src.Path != "" {
+			sp := src.Path
+			if !filepath.IsAbs(sp) && !hasScheme(sp) {
+				sp = filepath.Join(ws.Dir, sp)
+			}
+			if !hasScheme(sp) {
+				s.Protected = append(s.Protected, sp)
+			}
+		}
+	}
+
+	var closers []func() error
+	if s.CatalogKind != plan.CatalogSQLite {
+		s.CatalogErr = fmt.Errorf("a %s catalog cannot be torn down by this build (only the embedded SQLite catalog)", s.CatalogKind)
+	} else if fi, err := os.Stat(s.CatalogFile); err == nil && fi.Mode().IsRegular() {
+		cat, db, err := openCatalogNoCreate(s.CatalogFile, s.Warehouse)
+		if err != nil {
+			s.CatalogErr = err
+		} else {
+			s.Catalog = cat
+			closers = append(closers, db.Close)
+		}
+	}
+	if s.StateStore == "postgres" {
+		s.StateWhere = "PostgreSQL ($" + p.Storage.StateDSNEnv + ")"
+		st, err := OpenLedger(ctx, ws, p)
+		if err != nil {
+			s.StateErr = err
+		} else {
+			s.State = st
+			closers = append(closers, st.Close)
+		}
+	} else {
+		s.StateWhere = filepath.Join(".lima", "state.db")
+		if fi, err := os.Stat(ws.StatePath()); err == nil && fi.Mode().IsRegular() {
+			st, err := ledger.OpenSQLite(ws.StatePath())
+			if err != nil {
+				s.StateErr = err
+			} else {
+				s.State = st
+				closers = append(closers, st.Close)
+			}
+		}
+	}
+	var once sync.Once
+	var relErr error
+	release := func() error {
+		once.Do(func() {
+			var errs []error
+			for _, c := range closers {
+				errs = append(errs, c())
+			}
+			relErr = errors.Join(errs...)
+		})
+		return relErr
+	}
+	s.Release = release
+	return s, func() { _ = release() }
+}
+
+// openCatalogNoCreate opens an existing SQLite catalog the way icesink
+// does, without creating the lake folder.
+func openCatalogNoCreate(path, warehouse string) (*sqlcat.Catalog, *sql.DB, error) {
+	if !strings.Contains(warehouse, "://") {
+		abs, err := filepath.Abs(warehouse)
+		if err != nil {
+			return nil, nil, err
+		}
+		warehouse = "file://" + abs
+	}
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	db.SetMaxOpenConns(1)
+	// "lima" is the catalog name icesink registers its tables under.
+	cat, err := sqlcat.NewCatalog("lima", db, sqlcat.SQLite, iceberg.Properties{"warehouse": warehouse})
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return cat, db, nil
+}
+
+// lakeTableNames are the names the plan's tables have in the lake: base
+// tables by their name, marts Lima builds as mart_<name>.
+func lakeTableNames(p *plan.Plan) []string {
+	var out []string
+	for _, n := range p.TableNames() {
+		if t := p.Tables[n]; t != nil && t.Built() {
+			out = append(out, mart.TableName(n))
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}

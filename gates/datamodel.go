@@ -1,0 +1,1118 @@
+package gates
+
+import (
+	"fmt"
+	"math"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lima-lake/lima/engine/clean"
+	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/engine/run"
+)
+
+// Gate 3 proposes the data model from evidence: what was read of each
+// candidate table. The evidence holds raw source values (untrusted text):
+// so do the findings' details, which the caller sanitizes before a
+// terminal shows them.
+
+// TableEvidence is what gate 3 read of one candidate table.
+type TableEvidence struct {
+	// Name is the table's name as discovery found it (the file's base
+	// name, before the naming rules); Base is that name without the sheet.
+	Name, Base string
+	// Sheet is the workbook sheet the table reads, "" for other files.
+	Sheet string
+	// Source is the plan source; Globs select the table's files in it.
+	Source string
+	Globs  []string
+	// Units are the files the globs matched; Files what happened to each.
+	Units []string
+	Files []run.FileResult
+	// Rows is the number of data rows read; Sampled is true when the
+	// files hold more (reading stopped at the cap).
+	Rows    int64
+	Sampled bool
+	Columns []ColumnEvidence
+}
+
+// ColumnEvidence is what gate 3 knows of one column.
+type ColumnEvidence struct {
+	// Profile is clean's profile of the column over the rows read.
+	Profile clean.ColumnProfile
+	// Values are the column's first non-null values (up to SampleValues),
+	// raw.
+	Values []string
+	// KeySet holds the key form (KeyForm) of every value read while the
+	// column could be a key: nil once a null or many repeats were seen.
+	KeySet map[string]struct{}
+	// Dups counts values whose key form was seen before; DupExample is
+	// the first of them.
+	Dups       int64
+	DupExample string
+	// TimeMin and TimeMax are the earliest and latest values read as a
+	// date or timestamp; zero when none.
+	TimeMin, TimeMax time.Time
+}
+
+// Proposal is gate 3's proposed data model.
+type Proposal struct {
+	// Plan is a fragment: the proposed base tables (columns, types, key,
+	// partition, join keys) and marts, in Tables.
+	Plan *plan.Plan
+	// Findings explain each decision with its evidence; Warn marks what a
+	// person should check before approving.
+	Findings []Finding
+	// Evidence is what the proposal was made from, by proposed table name.
+	Evidence map[string]*TableEvidence
+	// Issues are the findings to check before approving (warn and fail)
+	// that concern a proposed table, as platform.yaml data_quality_issues.
+	Issues []plan.QualityIssue
+}
+
+// colModel is a column being proposed.
+type colModel struct {
+	ev        *ColumnEvidence
+	header    string
+	name      string
+	typ       plan.Type
+	formats   []string
+	normalize []string
+	// distinct key forms of Values, computed when needed for joins.
+	sample map[string]struct{}
+}
+
+// tableModel is a table being proposed.
+type tableModel struct {
+	ev         *TableEvidence
+	name       string
+	cols       []*colModel
+	key        int // index in cols, -1 for none
+	joins      []joinModel
+	referenced []string // tables whose join keys reference this table
+	partition  string
+}
+
+type joinModel struct {
+	col    int // index in the table's cols
+	to     *tableModel
+	byName bool
+	found  int
+	total  int
+}
+
+// Propose turns the evidence of candidate tables into a data model:
+//
+//   - one table per candidate (a group of files with the same name and a
+//     period suffix, a single file, or a workbook sheet); sheets of a single
+//     column are notes and left out;
+//   - names in snake_case valid for the plan, the file's header kept in
+//     source_name when it differs;
+//   - types from the profile's inference with the formats seen and
+//     decimal_comma when proven; a column the profile left as text because
+//     one value of a small sample is not a number or date gets that type,
+//     the value becoming an exception at load (the finding names it);
+//   - trim and zero_pad for identifiers padded with spaces or zeros;
+//   - the key: a column named like an identifier (id, *_id, *_no, *_code,
+//     …) whose values are all present and distinct (or, failing that, with
+//     at most 1% repeated: the repeats are held back at load);
+//   - join keys: a column with the name of another table's key, or whose
+//     values are found in it (95% or more), with the overlap as evidence;
+//   - the partition: the date column most likely queried (named *_on, *_at,
+//     *date*, … then the widest span) by month() over a span above three
+//     months, else by day(); else a text dimension of 2 to 50 values by
+//     identity; none for a table other tables join to (a dimension, read
+//     whole) and when nothing fits;
+//   - marts answering the questions, or else one per fact table (one with
+//     join keys that no table joins to) with a date column: grain month of
+//     that date × its first join key, measures the sums of its numeric
+//     columns that are neither keys nor identifiers (averages for rates,
+//     scores and prices, which are not additive) and a row count.
+//
+// Every decision comes with a finding. The marts are checked by
+// ValidateGrain.
+func Propose(evs []*TableEvidence, o ProposeOptions) *Proposal {
+	pr := &Proposal{Plan: &plan.Plan{Tables: map[string]*plan.Table{}}, Evidence: map[string]*TableEvidence{}}
+	add := func(name, status, detail, fix string) {
+		pr.Findings = append(pr.Findings, Finding{Name: name, Status: status, Detail: detail, Fix: fix})
+	}
+	// Candidates that are not tables.
+	var kept []*TableEvidence
+	sheets := map[string]int{} // source + base + globs → data sheets
+	for _, ev := range evs {
+		what := strings.Join(ev.Globs, ", ")
+		switch {
+		case len(ev.Columns) == 0:
+			add("files "+what, Warn, "not proposed: no file could be read"+unreadableList(ev.Files), "fix or remove the files, then propose again")
+			continue
+		case ev.Sheet != "" && len(ev.Columns) <= 1:
+			add("files "+what, Skip, fmt.Sprintf("not proposed: sheet %q has a single column (%s): notes, not a table", ev.Sheet, countNoun(int(ev.Rows), "row", "rows")),
+				"if it is data, add a table for it by hand")
+			continue
+		}
+		kept = append(kept, ev)
+		if ev.Sheet != "" {
+			sheets[ev.Source+"\x00"+sheetless(ev.Globs)]++
+		}
+	}
+	// Names.
+	taken := map[string]bool{}
+	var tables []*tableModel
+	for _, ev := range kept {
+		base := ev.Base
+		if ev.Sheet != "" && sheets[ev.Source+"\x00"+sheetless(ev.Globs)] > 1 {
+			base += "_" + ev.Sheet
+		}
+		name := SnakeName(base, "t")
+		if name == "" {
+			name = "table"
+		}
+		for _, alt := range []string{name, SnakeName(ev.Source+"_"+name, "t")} {
+			if !taken[alt] {
+				name = alt
+				break
+			}
+		}
+		for i := 2; taken[name]; i++ {
+			name = fmt.Sprintf("%s_%d", strings.TrimRight(name, "_0123456789"), i)
+		}
+		taken[name] = true
+		tm := &tableModel{ev: ev, name: name, key: -1}
+		tables = append(tables, tm)
+		pr.Evidence[name] = ev
+	}
+	for _, tm := range tables {
+		pr.Findings = append(pr.Findings, tm.proposeColumns()...)
+		pr.Findings = append(pr.Findings, tm.proposeKey()...)
+	}
+	pr.Findings = append(pr.Findings, proposeJoins(tables)...)
+	for _, tm := range tables {
+		pr.Findings = append(pr.Findings, tm.proposePartition(o.Partitioning))
+	}
+	for _, tm := range tables {
+		pr.Plan.Tables[tm.name] = tm.table(o.Sensitive)
+	}
+	marts, fs := proposeMarts(tables, o.Questions, taken)
+	pr.Findings = append(pr.Findings, fs...)
+	for name, t := range marts {
+		pr.Plan.Tables[name] = t
+	}
+	for _, f := range ValidateGrain(pr.Plan) {
+		if f.Status != Pass {
+			pr.Findings = append(pr.Findings, f)
+		}
+	}
+	for _, f := range pr.Findings {
+		if q, ok := issueOf(pr.Plan, f); ok {
+			pr.Issues = append(pr.Issues, q)
+		}
+	}
+	return pr
+}
+
+// issueImpact says, per aspect of a finding, what happens if nobody acts.
+var issueImpact = map[string]string{
+	"type":  "values that do not fit the type are held back at load",
+	"key":   "rows that repeat a key are held back at load; without a key duplicates go unnoticed",
+	"files": "unreadable files are held back as file exceptions",
+}
+
+// issueOf turns a warn or fail finding named "table[.column]: aspect" (or
+// "table.column → other.key: join") into a data-quality issue of a
+// proposed table.
+func issueOf(p *plan.Plan, f Finding) (plan.QualityIssue, bool) {
+	if f.Status != Warn && f.Status != Fail {
+		return plan.QualityIssue{}, false
+	}
+	head, aspect, ok := strings.Cut(f.Name, ": ")
+	if !ok || aspect == "date order" { // the column's profile records the date order
+		return plan.QualityIssue{}, false
+	}
+	head, _, _ = strings.Cut(head, " → ")
+	head = strings.TrimPrefix(head, "mart ")
+	table, column, _ := strings.Cut(head, ".")
+	t := p.Tables[table]
+	if t == nil {
+		return plan.QualityIssue{}, false
+	}
+	if _, ok := t.Column(column); !ok {
+		column = ""
+	}
+	impact := issueImpact[aspect]
+	if aspect == "join" {
+		impact = "rows without a match find nothing when joined"
+	}
+	return plan.QualityIssue{Table: table, Column: column, Issue: f.Detail, Impact: impact, Fix: f.Fix}, true
+}
+
+func sheetless(globs []string) string {
+	var out []string
+	for _, g := range globs {
+		if i := strings.LastIndex(g, "#"); i >= 0 {
+			g = g[:i]
+		}
+		out = append(out, g)
+	}
+	return strings.Join(out, "\x00")
+}
+
+func unreadableList(frs []run.FileResult) string {
+	var bad []string
+	for _, f := range frs {
+		if f.Status != "read" {
+			bad = append(bad, f.Name+" ("+f.Error+")")
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return "; unreadable: " + strings.Join(bad, "; ")
+}
+
+// proposeColumns names and types the columns.
+func (tm *tableModel) proposeColumns() []Finding {
+	ev := tm.ev
+	var fs []Finding
+	status := Pass
+	if ev.Sampled {
+		status = Warn
+	}
+	unread := unreadableList(ev.Files)
+	if unread != "" {
+		status = Warn
+	}
+	sheet := ""
+	if ev.Sheet != "" {
+		sheet = fmt.Sprintf(", sheet %q", ev.Sheet)
+	}
+	detail := fmt.Sprintf("%s matched %s%s; %d data rows read", strings.Join(ev.Globs, ", "), countNoun(len(ev.Units), "file", "files"), sheet, ev.Rows)
+	if ev.Sampled {
+		detail += " (the files hold more: what follows was observed on these rows)"
+	}
+	fix := ""
+	if unread != "" {
+		fix = "unreadable files become file exceptions at load; fix or remove them"
+	}
+	fs = append(fs, Finding{Name: tm.name + ": files", Status: status, Detail: detail + unread, Fix: fix})
+	used := map[string]bool{}
+	for i := range ev.Columns {
+		ce := &ev.Columns[i]
+		cm := &colModel{ev: ce, header: ce.Profile.Name}
+		cm.name = SnakeName(cm.header, "c")
+		if cm.name == "" {
+			cm.name = fmt.Sprintf("column_%d", i+1)
+		}
+		for n := 2; used[cm.name]; n++ {
+			cm.name = fmt.Sprintf("%s_%d", strings.TrimRight(SnakeName(cm.header, "c"), "_0123456789"), n)
+		}
+		used[cm.name] = true
+		fs = append(fs, cm.decideType(tm.name)...)
+		tm.cols = append(tm.cols, cm)
+	}
+	return fs
+}
+
+// decideType sets the column's type, formats and normalizations.
+func (cm *colModel) decideType(table string) []Finding {
+	p := cm.ev.Profile
+	ref := table + "." + cm.name
+	var fs []Finding
+	cm.typ = plan.Type{Kind: plan.String}
+	comma := p.NumberStyle.Style.DecimalComma && !p.NumberStyle.Ambiguous
+	switch {
+	case p.NonNull == 0:
+		fs = append(fs, Finding{Name: ref + ": type", Status: Warn, Detail: fmt.Sprintf("all %d values are null: proposed as string", p.Count),
+			Fix: "drop the column, or give its type by hand"})
+	case p.Inferred.Type.Kind != plan.String:
+		cm.typ = p.Inferred.Type
+		if cm.typ.Kind == plan.Date {
+			cm.formats = slices.Clone(p.Inferred.Formats)
+		}
+	case p.LeadingZeros > 0:
+		// Zero-padded identifiers stay text.
+	default:
+		if r, ok := refineType(cm.ev.Values, p); ok {
+			cm.typ, cm.formats = r.typ, r.formats
+			if r.misfits > 0 {
+				fs = append(fs, Finding{Name: ref + ": type", Status: Warn,
+					Detail: fmt.Sprintf("%s: %d of %d values read fit it; %s (%s) does not: the profile alone would keep the column as text",
+						describeType(r.typ, r.formats), len(cm.ev.Values)-r.misfits, len(cm.ev.Values), countNoun(r.misfits, "value", "values"), r.example),
+					Fix: "the values that do not fit become exceptions at load, to fix at the source; keep the column as string if they are meant as text"})
+			}
+		}
+	}
+	if cm.typ.Kind == plan.Date && p.DateOrder.Order != "" && !p.DateOrder.Ambiguous {
+		for _, f := range p.DateOrder.Patterns {
+			if !slices.Contains(cm.formats, f) {
+				cm.formats = append(cm.formats, f)
+			}
+		}
+	}
+	if p.DateOrder.Ambiguous && p.DateOrder.Dates > 0 && cm.typ.Kind == plan.String {
+		fs = append(fs, Finding{Name: ref + ": date order", Status: Warn, Detail: "dates whose day and month order cannot be told: " + p.DateOrder.Evidence,
+			Fix: "choose the order (" + strings.Join(p.DateOrder.DayFirst, ", ") + " or " + strings.Join(p.DateOrder.MonthFirst, ", ") + ") and set type date with that format"})
+	}
+	if comma && cm.typ.IsNumeric() {
+		cm.normalize = append(cm.normalize, "decimal_comma")
+	}
+	if cm.typ.Kind == plan.String {
+		if f, ok := cm.padding(ref); ok {
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}
+
+// padding proposes trim and zero_pad for text padded with spaces or zeros.
+func (cm *colModel) padding(ref string) (Finding, bool) {
+	spaced, widths := 0, map[int]int{}
+	digits := len(cm.ev.Values) > 0
+	var ex []string
+	for _, v := range cm.ev.Values {
+		t := strings.TrimSpace(v)
+		if t != v {
+			spaced++
+			if len(ex) < 2 {
+				ex = append(ex, fmt.Sprintf("%q", v))
+			}
+		}
+		for i := 0; i < len(t) && digits; i++ {
+			digits = t[i] >= '0' && t[i] <= '9'
+		}
+		widths[len(t)]++
+	}
+	lo, hi := math.MaxInt, 0
+	for w := range widths {
+		lo, hi = min(lo, w), max(hi, w)
+	}
+	pad := digits && cm.ev.Profile.LeadingZeros > 0 && lo < hi
+	if spaced == 0 && !pad {
+		return Finding{}, false
+	}
+	var parts []string
+	if spaced > 0 {
+		cm.normalize = append(cm.normalize, "trim")
+		parts = append(parts, fmt.Sprintf("%s padded with spaces (%s)", countNoun(spaced, "value", "values"), strings.Join(ex, ", ")))
+	}
+	if pad {
+		cm.normalize = append(cm.normalize, fmt.Sprintf("zero_pad:%d", hi))
+		var ex []string
+		for _, v := range cm.ev.Profile.Samples[:min(3, len(cm.ev.Profile.Samples))] {
+			ex = append(ex, fmt.Sprintf("%q", v))
+		}
+		parts = append(parts, fmt.Sprintf("digits from %d to %d wide with leading zeros (%s)", lo, hi, strings.Join(ex, ", ")))
+	}
+	fix := "trim"
+	if pad {
+		fix = fmt.Sprintf("trim and zero-pad to %d digits", hi)
+		if spaced == 0 {
+			fix = fmt.Sprintf("zero-pad to %d digits", hi)
+		}
+	}
+	return Finding{Name: ref + ": normalize", Status: Pass, Detail: strings.Join(parts, "; "),
+		Fix: fix + ", so that the same identifier is one value (counted in the run report)"}, true
+}
+
+type refined struct {
+	typ     plan.Type
+	formats []string
+	misfits int
+	example string
+}
+
+// refineType finds the type that all values but a few fit, when the
+// profile kept a column as text: in a small sample a single bad value
+// (2026-02-30, 12x.50) is more than the 5% the inference tolerates. It
+// accepts the type when every value fits, or at least 5 values were read
+// and at most one value in twenty (at least one) does not. Dates of the
+// d/M or M/d shape count when the profile decided their order.
+func refineType(values []string, p clean.ColumnProfile) (refined, bool) {
+	n := len(values)
+	if n == 0 {
+		return refined{}, false
+	}
+	comma := p.NumberStyle.Style.DecimalComma && !p.NumberStyle.Ambiguous
+	var orderPats []string
+	if p.DateOrder.Order != "" && !p.DateOrder.Ambiguous {
+		orderPats = p.DateOrder.Patterns
+	}
+	families := []string{"number", "date", "timestamp", "boolean"}
+	fit := map[string][]string{}
+	pats := map[string]int{}
+	example := ""
+	for _, v := range values {
+		t := strings.TrimSpace(v)
+		fam, conv, pat := valueFamily(t, comma, orderPats)
+		if fam == "" {
+			if example == "" {
+				example = fmt.Sprintf("%q", v)
+			}
+			continue
+		}
+		fit[fam] = append(fit[fam], conv)
+		if fam == "date" {
+			pats[pat]++
+		}
+	}
+	best := ""
+	for _, f := range families {
+		if len(fit[f]) > len(fit[best]) {
+			best = f
+		}
+	}
+	if best == "" {
+		return refined{}, false
+	}
+	misfits := n - len(fit[best])
+	if misfits > 0 && (n < 5 || misfits > max(1, n/20)) {
+		return refined{}, false
+	}
+	r := refined{misfits: misfits, example: example}
+	switch best {
+	case "date":
+		r.typ = plan.Type{Kind: plan.Date}
+		for f := range pats {
+			r.formats = append(r.formats, f)
+		}
+		sort.Slice(r.formats, func(i, j int) bool {
+			a, b := r.formats[i], r.formats[j]
+			if pats[a] != pats[b] {
+				return pats[a] > pats[b]
+			}
+			return a < b
+		})
+	case "boolean":
+		r.typ = plan.Type{Kind: plan.Boolean}
+	default:
+		inf := clean.Infer(fit[best], []string{})
+		if inf.Type.Kind == plan.String {
+			return refined{}, false
+		}
+		r.typ = inf.Type
+	}
+	return r, true
+}
+
+// classify says which family one value belongs to: number, date, timestamp
+// or boolean ("" for none), the value as clean.Infer reads it, and for a
+// date its pattern.
+func valueFamily(t string, comma bool, orderPats []string) (family, conv, pattern string) {
+	if t == "" {
+		return "", "", ""
+	}
+	if comma {
+		if n, _, err := clean.ParseDecimal(t, 38, 18, clean.NumberStyle{DecimalComma: true}); err == nil {
+			scale := 0
+			if i := strings.LastIndexByte(t, ','); i >= 0 {
+				for _, c := range t[i+1:] {
+					if c >= '0' && c <= '9' {
+						scale++
+					}
+				}
+			}
+			if m, _, err := clean.ParseDecimal(t, 38, scale, clean.NumberStyle{DecimalComma: true}); err == nil {
+				return "number", m.ToString(int32(scale)), ""
+			}
+			return "number", n.ToString(18), ""
+		}
+	}
+	inf := clean.Infer([]string{t}, []string{})
+	switch inf.Type.Kind {
+	case plan.Int, plan.Long, plan.Decimal, plan.Double:
+		if !comma {
+			return "number", t, ""
+		}
+	case plan.Date:
+		return "date", t, inf.Formats[0]
+	case plan.Timestamp, plan.TimestampTZ:
+		return "timestamp", t, ""
+	case plan.Boolean:
+		return "boolean", t, ""
+	}
+	for _, pat := range orderPats {
+		if l, err := clean.GoLayout(pat); err == nil {
+			if _, err := time.Parse(l, t); err == nil {
+				return "date", t, pat
+			}
+		}
+	}
+	return "", "", ""
+}
+
+func describeType(t plan.Type, formats []string) string {
+	if len(formats) > 0 {
+		return fmt.Sprintf("%s (%s)", t, strings.Join(formats, ", "))
+	}
+	return t.String()
+}
+
+// idRank says how much a name looks like an identifier: 0 for id and
+// *_id, 1 for numbers, codes and keys (*_no, *_code, *_key, …, and their
+// romanized Korean forms 코드 kodeu, 번호 beonho), 2 for anything else.
+func idRank(name string) int {
+	switch {
+	case name == "id" || strings.HasSuffix(name, "_id"):
+		return 0
+	case slices.Contains([]string{"no", "nr", "num", "number", "code", "key", "uuid", "guid"}, name):
+		return 1
+	}
+	for _, s := range []string{"_no", "_nr", "_num", "_number", "_code", "_key", "_uuid", "_guid", "kodeu", "beonho"} {
+		if strings.HasSuffix(name, s) {
+			return 1
+		}
+	}
+	if len(name) > 4 && strings.HasSuffix(name, "id") {
+		return 1
+	}
+	return 2
+}
+
+// keyable reports whether a column's type can hold a key.
+func keyable(t plan.Type) bool {
+	return t.Kind == plan.String || t.IsIntegral()
+}
+
+// proposeKey chooses the table's key.
+func (tm *tableModel) proposeKey() []Finding {
+	ev := tm.ev
+	name := tm.name + ": key"
+	best, near := -1, -1
+	for i, c := range tm.cols {
+		ce := c.ev
+		if !keyable(c.typ) || idRank(c.name) > 1 || ce.KeySet == nil || int64(ce.Profile.NonNull) != ev.Rows || ev.Rows == 0 {
+			continue
+		}
+		better := func(j int) bool {
+			return j < 0 || idRank(c.name) < idRank(tm.cols[j].name)
+		}
+		switch {
+		case ce.Dups == 0:
+			if better(best) {
+				best = i
+			}
+		case ce.Dups <= max(1, ev.Rows/100):
+			if better(near) {
+				near = i
+			}
+		}
+	}
+	scope := "all rows read"
+	if ev.Sampled {
+		scope = fmt.Sprintf("the first %d rows read; the files hold more, so uniqueness is only observed on this sample", ev.Rows)
+	}
+	switch {
+	case best >= 0:
+		tm.key = best
+		c := tm.cols[best]
+		st, fix := Pass, ""
+		if ev.Sampled {
+			st, fix = Warn, "confirm the key with the source's owner; duplicates in the rest are held back at load (rule unique)"
+		}
+		return []Finding{{Name: name, Status: st, Fix: fix,
+			Detail: fmt.Sprintf("%s: %d distinct values = %d non-null = %d rows (%s)", c.name, len(c.ev.KeySet), c.ev.Profile.NonNull, ev.Rows, scope)}}
+	case near >= 0:
+		tm.key = near
+		c := tm.cols[near]
+		return []Finding{{Name: name, Status: Warn,
+			Detail: fmt.Sprintf("%s: %d distinct values in %d rows, none null; %s a key seen before (%s) (%s)",
+				c.name, len(c.ev.KeySet), ev.Rows, countNoun(int(c.ev.Dups), "row repeats", "rows repeat"), c.ev.DupExample, scope),
+			Fix: "the rows that repeat a key are held back at load (rule unique) for their owner to resolve; choose another key if this one is wrong"}}
+	}
+	return []Finding{{Name: name, Status: Warn,
+		Detail: "no column named like an identifier (id, *_id, *_no, *_code, …) has a value in every row, all distinct",
+		Fix:    "declare load.keys by hand if the source has a key (several columns are allowed); without one gate 4 cannot check for duplicate rows"}}
+}
+
+// keyForms returns the distinct key forms of a column's sampled values.
+func (c *colModel) keyForms() map[string]struct{} {
+	if c.sample == nil {
+		c.sample = map[string]struct{}{}
+		for _, v := range c.ev.Values {
+			c.sample[KeyForm(v)] = struct{}{}
+		}
+	}
+	return c.sample
+}
+
+// proposeJoins finds the join keys between tables.
+func proposeJoins(tables []*tableModel) []Finding {
+	var fs []Finding
+	for _, a := range tables {
+		for ci, c := range a.cols {
+			if !keyable(c.typ) {
+				continue
+			}
+			var best *joinModel
+			for _, b := range tables {
+				if b == a || b.key < 0 {
+					continue
+				}
+				k := b.cols[b.key]
+				sameName := c.name == k.name && c.name != "id"
+				if ci == a.key && (!sameName || a.ev.Rows < b.ev.Rows || (a.ev.Rows == b.ev.Rows && a.name < b.name)) {
+					continue // a key refers to another table only 1:1, by name, from the bigger table
+				}
+				forms := c.keyForms()
+				found := 0
+				for f := range forms {
+					if _, ok := k.ev.KeySet[f]; ok {
+						found++
+					}
+				}
+				total := len(forms)
+				share := 0.0
+				if total > 0 {
+					share = float64(found) / float64(total)
+				}
+				byValue := !sameName && share >= 0.95 && total >= 2 && (idRank(c.name) <= 1 || c.typ.Kind == plan.String)
+				if !(sameName && share >= 0.5) && !byValue {
+					continue
+				}
+				j := &joinModel{col: ci, to: b, byName: sameName, found: found, total: total}
+				if best == nil || (j.byName && !best.byName) || (j.byName == best.byName && share > float64(best.found)/float64(best.total)) {
+					best = j
+				}
+			}
+			if best == nil {
+				continue
+			}
+			a.joins = append(a.joins, *best)
+			if !slices.Contains(best.to.referenced, a.name) {
+				best.to.referenced = append(best.to.referenced, a.name)
+			}
+			fs = append(fs, a.joinFinding(*best))
+		}
+	}
+	return fs
+}
+
+func (a *tableModel) joinFinding(j joinModel) Finding {
+	c, k := a.cols[j.col], j.to.cols[j.to.key]
+	ref := j.to.name + "." + k.name
+	how := fmt.Sprintf("same column name; %s is the key of %s", k.name, j.to.name)
+	if !j.byName {
+		how = fmt.Sprintf("found by value: %s is the key of %s", k.name, j.to.name)
+	}
+	detail := fmt.Sprintf("%s; %d of %d distinct values of %s.%s (in the first %d values read) are in %s (%.0f%%)",
+		how, j.found, j.total, a.name, c.name, len(c.ev.Values), ref, 100*float64(j.found)/float64(j.total))
+	if j.to.ev.Sampled {
+		detail += fmt.Sprintf("; %s was read only in part, so the overlap is a lower bound", j.to.name)
+	}
+	st, fix := Pass, ""
+	if j.found < j.total {
+		var missing []string
+		for f := range c.keyForms() {
+			if _, ok := k.ev.KeySet[f]; !ok {
+				missing = append(missing, f)
+			}
+		}
+		sort.Strings(missing)
+		detail += "; not found: " + listFirst(missing, 3)
+		st = Warn
+		fix = fmt.Sprintf("rows of %s whose %s is not in %s find nothing when joined; add a references check to hold them back, or fix the source", a.name, c.name, ref)
+	}
+	if c.typ.Kind != k.typ.Kind {
+		st = Warn
+		fix = strings.TrimPrefix(fix+"; ", "; ") + fmt.Sprintf("the types differ (%s is %s, %s is %s): give both the same type", c.name, c.typ, ref, k.typ)
+	}
+	return Finding{Name: fmt.Sprintf("%s.%s → %s: join", a.name, c.name, ref), Status: st, Detail: detail, Fix: fix}
+}
+
+// dateRank prefers columns whose name says they hold the date of the row.
+func dateRank(name string) int {
+	for _, s := range []string{"_on", "_at", "_date", "_dt", "_ts", "_time", "ilja", "ilsi"} {
+		if strings.HasSuffix(name, s) {
+			return 0
+		}
+	}
+	if strings.Contains(name, "date") || strings.Contains(name, "time") || name == "day" {
+		return 0
+	}
+	return 1
+}
+
+// dateColumn returns the date column most likely queried, or -1.
+func (tm *tableModel) dateColumn() int {
+	best := -1
+	for i, c := range tm.cols {
+		if !c.typ.IsTemporal() || c.ev.TimeMin.IsZero() {
+			continue
+		}
+		if best < 0 {
+			best = i
+			continue
+		}
+		b := tm.cols[best]
+		if r, rb := dateRank(c.name), dateRank(b.name); r != rb {
+			if r < rb {
+				best = i
+			}
+			continue
+		}
+		if c.ev.TimeMax.Sub(c.ev.TimeMin) > b.ev.TimeMax.Sub(b.ev.TimeMin) {
+			best = i
+		}
+	}
+	return best
+}
+
+// proposePartition chooses the table's partition.
+func (tm *tableModel) proposePartition(mode string) Finding {
+	name := tm.name + ": partition"
+	if mode == "none" {
+		return Finding{Name: name, Status: Pass, Detail: "none: gate 1 chose no partitions (scope.partitioning: none)"}
+	}
+	if len(tm.referenced) > 0 && mode != "date" {
+		return Finding{Name: name, Status: Pass, Detail: fmt.Sprintf("none: %s is a dimension (%s join to it), read whole in joins", tm.name, strings.Join(tm.referenced, ", "))}
+	}
+	if i := tm.dateColumn(); i >= 0 {
+		c := tm.cols[i]
+		lo, hi := c.ev.TimeMin, c.ev.TimeMax
+		tr, why := "day", "at most 3 months"
+		if hi.After(lo.AddDate(0, 3, 0)) {
+			tr, why = "month", "more than 3 months"
+		}
+		tm.partition = fmt.Sprintf("%s(%s)", tr, c.name)
+		return Finding{Name: name, Status: Pass, Detail: fmt.Sprintf("%s: %s is the date most likely queried; its values span %s … %s, %s", tm.partition, c.name,
+			lo.Format(time.DateOnly), hi.Format(time.DateOnly), why)}
+	}
+	if mode == "date" {
+		return Finding{Name: name, Status: Warn, Detail: "none: gate 1 chose partitions by date (scope.partitioning: date), but the table has no date column",
+			Fix: "partition it by hand, or leave it unpartitioned"}
+	}
+	best := -1
+	for i, c := range tm.cols {
+		p := c.ev.Profile
+		// A dimension: text or boolean, 2 to 50 values each seen twice on
+		// average, hardly ever null, and no dates of an undecided order.
+		if i == tm.key || (c.typ.Kind != plan.String && c.typ.Kind != plan.Boolean) || p.Distinct < 2 || p.Distinct > 50 ||
+			int(p.Distinct)*2 > p.NonNull || p.NonNull*10 < p.Count*9 || p.DateOrder.Dates > 0 {
+			continue
+		}
+		if best < 0 || p.Distinct < tm.cols[best].ev.Profile.Distinct {
+			best = i
+		}
+	}
+	if best >= 0 {
+		c := tm.cols[best]
+		tm.partition = c.name
+		return Finding{Name: name, Status: Pass, Detail: fmt.Sprintf("%s (identity): no date column; %s has %d distinct values, a dimension queries filter on",
+			c.name, c.name, c.ev.Profile.Distinct)}
+	}
+	return Finding{Name: name, Status: Pass, Detail: "none: no date column, and no text column with 2 to 50 values that repeat"}
+}
+
+// table renders the proposed base table.
+func (tm *tableModel) table(sensitive []string) *plan.Table {
+	t := &plan.Table{Type: plan.TableBase, WrittenBy: "lima",
+		Source: &plan.TableSource{Name: tm.ev.Source, Files: tm.ev.Globs}}
+	desc := fmt.Sprintf("Proposed by gate 3 from %s", countNoun(len(tm.ev.Units), "file", "files"))
+	if tm.ev.Sheet != "" {
+		desc += fmt.Sprintf(" (sheet %s)", tm.ev.Sheet)
+	}
+	t.Description = desc
+	for _, c := range tm.cols {
+		pc := plan.Column{Name: c.name, Type: c.typ.String(), Formats: c.formats, Normalize: c.normalize}
+		if c.header != c.name {
+			pc.SourceName = c.header
+		}
+		pc.Sensitive = matchesAny(sensitive, c.name) || matchesAny(sensitive, c.header)
+		t.Columns = append(t.Columns, pc)
+	}
+	if tm.key >= 0 {
+		t.Load.Keys = []string{tm.cols[tm.key].name}
+	}
+	if tm.partition != "" {
+		t.Partition = []string{tm.partition}
+	}
+	for _, j := range tm.joins {
+		t.JoinKeys = append(t.JoinKeys, plan.JoinKey{Column: tm.cols[j.col].name, References: j.to.name + "." + j.to.cols[j.to.key].name})
+	}
+	return t
+}
+
+// nonAdditive lists name words of measures that are not summed: rates,
+// scores, prices, averages (and 점수 jeomsu, 단가 danga, 율 yul/ryul).
+var nonAdditive = []string{"rating", "score", "rate", "ratio", "pct", "percent", "percentage", "price", "avg", "average", "mean",
+	"deviation", "temperature", "temp", "grade", "level", "jeomsu", "danga", "yul", "ryul"}
+
+func isNonAdditive(name string) bool {
+	for _, w := range strings.Split(name, "_") {
+		if slices.Contains(nonAdditive, w) {
+			return true
+		}
+	}
+	for _, s := range []string{"jeomsu", "danga", "ryul"} {
+		if strings.HasSuffix(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// stem drops a name's identifier or date suffix: supplier_id → supplier,
+// inspected_on → inspected.
+func nameStem(name string, suffixes ...string) string {
+	for _, s := range suffixes {
+		if strings.HasSuffix(name, s) && len(name) > len(s) {
+			return strings.TrimRight(strings.TrimSuffix(name, s), "_")
+		}
+	}
+	return name
+}
+
+var (
+	keySuffixes  = []string{"_id", "_no", "_nr", "_num", "_number", "_code", "_key", "kodeu", "beonho"}
+	dateSuffixes = []string{"_on", "_at", "_date", "_dt", "_ts", "_time"}
+)
+
+// martFor builds the mart of a fact table at grain (month of date, dim).
+func martFor(tm *tableModel, date int, dim int, measures []int, why string) (string, *plan.Table) {
+	dc, fc := tm.cols[date], tm.cols[dim]
+	name := fmt.Sprintf("%s_by_%s_month", tm.name, nameStem(fc.name, keySuffixes...))
+	monthCol := nameStem(dc.name, dateSuffixes...) + "_month"
+	if monthCol == fc.name {
+		monthCol = dc.name + "_month"
+	}
+	t := &plan.Table{Type: plan.TableMart, WrittenBy: "lima", From: []string{tm.name},
+		Description: fmt.Sprintf("%s per month of %s and %s; %s", tm.name, dc.name, fc.name, why)}
+	t.Dimensions = []plan.Dimension{{Name: monthCol, Column: dc.name, Transform: plan.TransformMonth}, {Name: fc.name, Column: fc.name}}
+	t.Grain = []string{monthCol, fc.name}
+	t.Columns = []plan.Column{{Name: monthCol, Type: plan.DimensionType(plan.TransformMonth, dc.typ).String()}, {Name: fc.name, Type: fc.typ.String()}}
+	used := map[string]bool{monthCol: true, fc.name: true}
+	for _, i := range measures {
+		c := tm.cols[i]
+		m := plan.Measure{Name: "total_" + c.name, Agg: plan.AggSum, Column: c.name}
+		if isNonAdditive(c.name) {
+			m = plan.Measure{Name: "avg_" + c.name, Agg: plan.AggAvg, Column: c.name}
+		}
+		if used[m.Name] {
+			continue
+		}
+		used[m.Name] = true
+		typ, err := plan.MeasureType(m.Agg, c.typ)
+		if err != nil {
+			continue
+		}
+		t.Measures = append(t.Measures, m)
+		t.Columns = append(t.Columns, plan.Column{Name: m.Name, Type: typ.String()})
+		if m.Agg == plan.AggSum {
+			t.SumSafeColumns = append(t.SumSafeColumns, m.Name)
+		}
+	}
+	if !used["row_count"] {
+		t.Measures = append(t.Measures, plan.Measure{Name: "row_count", Agg: plan.AggCount})
+		t.Columns = append(t.Columns, plan.Column{Name: "row_count", Type: "long"})
+		t.SumSafeColumns = append(t.SumSafeColumns, "row_count")
+	}
+	return name, t
+}
+
+// measureColumns are a table's numeric columns that are neither its key,
+// a join key nor named like an identifier.
+func (tm *tableModel) measureColumns() []int {
+	var out []int
+	for i, c := range tm.cols {
+		if !c.typ.IsNumeric() || i == tm.key || idRank(c.name) <= 1 || slices.ContainsFunc(tm.joins, func(j joinModel) bool { return j.col == i }) {
+			continue
+		}
+		out = append(out, i)
+	}
+	return out
+}
+
+// proposeMarts proposes the marts: for the business questions when there
+// are any, else one per fact table with a date column.
+func proposeMarts(tables []*tableModel, questions []string, taken map[string]bool) (map[string]*plan.Table, []Finding) {
+	out := map[string]*plan.Table{}
+	var fs []Finding
+	put := func(name string, t *plan.Table) string {
+		for i := 2; taken[name] || out[name] != nil; i++ {
+			name = fmt.Sprintf("%s_%d", strings.TrimRight(name, "_0123456789"), i)
+		}
+		out[name] = t
+		return name
+	}
+	if len(questions) > 0 {
+		answered := 0
+		for _, q := range questions {
+			name, t, f := martForQuestion(tables, q)
+			if t != nil {
+				name = put(name, t)
+				answered++
+				f.Name = "mart " + name
+			}
+			fs = append(fs, f)
+		}
+		if answered > 0 {
+			return out, fs
+		}
+	}
+	why := "proposed by gate 3: no business questions were recorded in gate 1"
+	if len(questions) > 0 {
+		why = "proposed by gate 3: none of the business questions could be mapped to the data"
+	}
+	for _, tm := range tables {
+		if len(tm.joins) == 0 || len(tm.referenced) > 0 {
+			continue
+		}
+		date := tm.dateColumn()
+		if date < 0 {
+			fs = append(fs, Finding{Name: tm.name + ": mart", Status: Skip, Detail: fmt.Sprintf("%s is a fact table but has no date column to group by month", tm.name)})
+			continue
+		}
+		name, t := martFor(tm, date, tm.joins[0].col, tm.measureColumns(), why)
+		name = put(name, t)
+		var ms []string
+		for _, m := range t.Measures {
+			if m.Column == "" {
+				ms = append(ms, m.Agg+"(*)")
+			} else {
+				ms = append(ms, m.Agg+"("+m.Column+")")
+			}
+		}
+		fs = append(fs, Finding{Name: "mart " + name, Status: Pass,
+			Detail: fmt.Sprintf("%s is a fact table (join keys to %s, no table joins to it); grain (%s); measures %s; SUM-safe across the grain: %s",
+				tm.name, tm.joins[0].to.name, strings.Join(t.Grain, ", "), strings.Join(ms, ", "), strings.Join(t.SumSafeColumns, ", "))})
+	}
+	return out, fs
+}
+
+// martForQuestion maps one business question to a mart by its words: a
+// fact table named in it (or whose measures it names), the period (day,
+// week → day, month, quarter/year → year), the dimensions it names (a join
+// key's name, or a text column's), and the numeric columns it names.
+func martForQuestion(tables []*tableModel, q string) (string, *plan.Table, Finding) {
+	words := questionWords(q)
+	has := func(w string) bool { return words[w] || words[w+"s"] || words[strings.TrimSuffix(w, "s")] }
+	mentions := func(name string) bool {
+		parts := strings.Split(name, "_")
+		for _, p := range parts {
+			if len(p) > 2 && !has(p) && !slices.Contains([]string{"id", "no", "code", "qty", "on", "at"}, p) {
+				return false
+			}
+		}
+		return len(parts) > 0
+	}
+	var fact *tableModel
+	score := 0
+	for _, tm := range tables {
+		s := 0
+		if has(tm.name) || mentions(tm.name) {
+			s += 3
+		}
+		for _, i := range tm.measureColumns() {
+			if mentions(tm.cols[i].name) {
+				s++
+			}
+		}
+		if s > score && tm.dateColumn() >= 0 {
+			fact, score = tm, s
+		}
+	}
+	fail := Finding{Name: "question", Status: Warn, Detail: fmt.Sprintf("%q: no table with a date column is named in it, nor any of its measures", q),
+		Fix: "add the mart by hand (type: mart with from, dimensions and measures), or reword the question with the names of the data"}
+	if fact == nil {
+		return "", nil, fail
+	}
+	date := fact.dateColumn()
+	dim := -1
+	for _, j := range fact.joins {
+		if mentions(nameStem(fact.cols[j.col].name, keySuffixes...)) || has(j.to.name) {
+			dim = j.col
+			break
+		}
+	}
+	if dim < 0 {
+		for i, c := range fact.cols {
+			if c.typ.Kind == plan.String && i != fact.key && mentions(c.name) {
+				dim = i
+				break
+			}
+		}
+	}
+	if dim < 0 && len(fact.joins) > 0 {
+		dim = fact.joins[0].col
+	}
+	if dim < 0 {
+		fail.Detail = fmt.Sprintf("%q: %s has no join key or dimension named in the question to group by", q, fact.name)
+		return "", nil, fail
+	}
+	var measures []int
+	for _, i := range fact.measureColumns() {
+		if mentions(fact.cols[i].name) {
+			measures = append(measures, i)
+		}
+	}
+	if len(measures) == 0 {
+		measures = fact.measureColumns()
+	}
+	name, t := martFor(fact, date, dim, measures, fmt.Sprintf("answers %q", q))
+	if tr := questionPeriod(words); tr != plan.TransformMonth {
+		d := &t.Dimensions[0]
+		old := d.Name
+		d.Transform = tr
+		d.Name = strings.TrimSuffix(old, "_month") + "_" + tr
+		t.Grain[0], t.Columns[0].Name = d.Name, d.Name
+		name = strings.TrimSuffix(name, "_month") + "_" + tr
+	}
+	return name, t, Finding{Status: Pass, Detail: fmt.Sprintf("%q → %s grouped by (%s), measures %d", q, fact.name, strings.Join(t.Grain, ", "), len(t.Measures))}
+}
+
+func questionWords(q string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_')
+	}) {
+		out[w] = true
+		for _, p := range strings.Split(w, "_") {
+			out[p] = true
+		}
+	}
+	return out
+}
+
+func questionPeriod(words map[string]bool) string {
+	switch {
+	case words["day"] || words["daily"] || words["days"] || words["week"] || words["weekly"] || words["weeks"]:
+		return plan.TransformDay
+	case words["year"] || words["yearly"] || words["annual"] || words["annually"] || words["years"]:
+		return plan.TransformYear
+	}
+	return plan.TransformMonth
+}
+
+func countNoun(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// matchesAny reports whether name matches one of the patterns (names or
+// globs such as *_email), ignoring case.
+func matchesAny(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(strings.ToLower(p), strings.ToLower(name)); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Apply writes the proposal into a plan that has no tables yet (gate 1
+// done, gate 3 not) and reports whether it did. A plan with tables is left
+// alone: what an analyst wrote is never replaced.
+func (pr *Proposal) Apply(p *plan.Plan) bool {
+	if len(p.Tables) > 0 || pr == nil || pr.Plan == nil {
+		return false
+	}
+	p.Tables = map[string]*plan.Table{}
+	for n, t := range pr.Plan.Tables {
+		p.Tables[n] = t
+	}
+	return true
+}

@@ -1,0 +1,585 @@
+package gates
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/lima-lake/lima/engine/clean"
+	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/engine/run"
+	"github.com/lima-lake/lima/engine/source"
+	"github.com/lima-lake/lima/engine/source/files"
+)
+
+// ProposeOptions configure gate 3's proposal.
+type ProposeOptions struct {
+	// Workspace is the folder holding platform.yaml; relative source paths
+	// resolve against it.
+	Workspace string
+	// MaxRows is how many data rows of each table are read (default
+	// 100,000). Uniqueness, spans and profiles cover these rows; when a
+	// table has more, the findings say so.
+	MaxRows int64
+	// Questions are the business questions recorded in gate 1; marts are
+	// proposed to answer them. Without questions, one mart per fact table.
+	Questions []string
+	// Partitioning is gate 1's preference: auto (default: per table, from
+	// the data), date (a date column of every table that has one) or none.
+	// ProposeDataModel takes it from the plan's scope when empty.
+	Partitioning string
+	// Sensitive lists column names or globs (*_email) to mark sensitive;
+	// ProposeDataModel takes them from the plan's scope when empty.
+	Sensitive []string
+}
+
+// DefaultProposeRows is ProposeOptions.MaxRows when it is 0.
+const DefaultProposeRows = 100_000
+
+// SampleValues is how many non-null values per column gate 3 keeps from
+// the first rows it reads, to refine types and measure join overlap.
+const SampleValues = 10_000
+
+// ProposeDataModel is gate 3's proposal for a plan: it discovers the files
+// of every files source, groups them into tables, profiles each table and
+// proposes columns, types, keys, partitions, join keys and marts. Nothing
+// is written. The proposal's plan is a fragment: its Tables only.
+func ProposeDataModel(ctx context.Context, p *plan.Plan, o ProposeOptions) (*Proposal, error) {
+	ev, found, err := Gather(ctx, p, o)
+	if err != nil {
+		return nil, err
+	}
+	if p.Scope != nil {
+		if o.Partitioning == "" {
+			o.Partitioning = p.Scope.Partitioning
+		}
+		if o.Sensitive == nil {
+			o.Sensitive = p.Scope.SensitiveColumns
+		}
+	}
+	prop := Propose(ev, o)
+	prop.Findings = append(found, prop.Findings...)
+	return prop, nil
+}
+
+// Gather discovers and reads the candidate tables of every files source of
+// the plan: the evidence Propose works from. Findings report files that
+// were left out and why.
+func Gather(ctx context.Context, p *plan.Plan, o ProposeOptions) ([]*TableEvidence, []Finding, error) {
+	if o.MaxRows <= 0 {
+		o.MaxRows = DefaultProposeRows
+	}
+	var out []*TableEvidence
+	var findings []Finding
+	for _, sname := range p.SourceNames() {
+		s := p.Sources[sname]
+		if s == nil {
+			continue
+		}
+		if s.Kind != plan.SourceFiles {
+			findings = append(findings, Finding{Name: "source " + sname, Status: Skip,
+				Detail: fmt.Sprintf("kind %s cannot be discovered yet; declare its tables by hand", s.Kind)})
+			continue
+		}
+		root := s.Path
+		if !filepath.IsAbs(root) {
+			root = filepath.Join(o.Workspace, root)
+		}
+		src := files.New(root)
+		cands, fs, err := discover(ctx, src, sname)
+		if err != nil {
+			return nil, nil, fmt.Errorf("gate 3: source %s: %w", sname, err)
+		}
+		findings = append(findings, fs...)
+		for _, c := range cands {
+			units, err := src.List(ctx, c.Files)
+			if err != nil {
+				return nil, nil, fmt.Errorf("gate 3: source %s: list %s: %w", sname, strings.Join(c.Files, ", "), err)
+			}
+			so := source.Options{Encoding: s.Encoding}
+			ev, err := ReadEvidence(ctx, src, units, so, o.MaxRows)
+			if err != nil {
+				return nil, nil, err
+			}
+			ev.Name, ev.Source, ev.Globs, ev.Sheet, ev.Base = c.Name, sname, c.Files, c.Sheet, c.Base
+			out = append(out, ev)
+		}
+	}
+	return out, findings, nil
+}
+
+// candidate is a table found by discovery, before it is read.
+type candidate struct {
+	Name  string
+	Base  string // the name before a sheet suffix
+	Sheet string
+	Files []string
+}
+
+// dataExts are the file extensions discovery proposes tables for.
+var dataExts = map[string]bool{".csv": true, ".tsv": true, ".ndjson": true, ".jsonl": true, ".json": true, ".parquet": true, ".xlsx": true, ".xlsm": true}
+
+// suffixRE splits a file stem into a base and a period or sequence suffix:
+// inspections_2026-01, shipments_2026Q1, sales-20260105, part_3.
+var suffixRE = regexp.MustCompile(`^(.*?[^_\-. ])([_\-. ]+)((?:19|20)\d{2}(?:[-_.]?\d{2}){0,2}(?:[-_.]?[Qq][1-4])?|[Qq][1-4][-_.]?(?:19|20)\d{2}|\d+)$`)
+
+var yearRE = regexp.MustCompile(`^(?:(?:19|20)\d{2}|[Qq][1-4])`)
+
+// discover lists the files of a source and groups them into tables.
+func discover(ctx context.Context, src *files.Source, sname string) ([]candidate, []Finding, error) {
+	units, err := src.List(ctx, []string{"**"})
+	if err != nil {
+		return nil, nil, err
+	}
+	type member struct {
+		u           source.Unit
+		dir, ext    string
+		base, sep   string
+		stem        string
+		dated, numb bool
+	}
+	type group struct {
+		key     string
+		members []member
+	}
+	var findings []Finding
+	groups := map[string]*group{}
+	var order []string
+	var skipped []string
+	for _, u := range units {
+		dir, file := path.Split(u.Name)
+		if strings.HasPrefix(file, ".") || strings.HasPrefix(file, "~$") {
+			continue // hidden files, Excel lock files
+		}
+		ext := strings.ToLower(path.Ext(file))
+		if !dataExts[ext] {
+			skipped = append(skipped, u.Name)
+			continue
+		}
+		m := member{u: u, dir: dir, ext: ext, stem: file[:len(file)-len(ext)]}
+		m.base = m.stem
+		if sm := suffixRE.FindStringSubmatch(m.stem); sm != nil {
+			m.base, m.sep = sm[1], sm[2]
+			if yearRE.MatchString(sm[3]) {
+				m.dated = true
+			} else {
+				m.numb = true
+			}
+		}
+		key := strings.Join([]string{dir, m.base, m.sep, ext}, "\x00")
+		if m.sep == "" {
+			key = strings.Join([]string{dir, m.stem, "", ext, u.Name}, "\x00")
+		}
+		g := groups[key]
+		if g == nil {
+			g = &group{key: key}
+			groups[key] = g
+			order = append(order, key)
+		}
+		g.members = append(g.members, m)
+	}
+	if len(skipped) > 0 {
+		findings = append(findings, Finding{Name: "source " + sname + ": files left out", Status: Warn,
+			Detail: fmt.Sprintf("%d file(s) of no data format Lima reads (csv, tsv, ndjson, json, parquet, xlsx): %s", len(skipped), listFirst(skipped, 5)),
+			Fix:    "if one of them holds data, add a table for it by hand with source.format set"})
+	}
+	all := make([]string, 0, len(units))
+	for _, u := range units {
+		all = append(all, u.Name)
+	}
+	var out []candidate
+	for _, key := range order {
+		g := groups[key]
+		ms := g.members
+		grouped := ms[0].sep != "" && (len(ms) > 1 || ms[0].dated)
+		var globs []string
+		name := ms[0].stem
+		if grouped {
+			name = ms[0].base
+			want := make([]string, len(ms))
+			for i, m := range ms {
+				want[i] = m.u.Name
+			}
+			glob := ms[0].dir + globEscape(ms[0].base) + ms[0].sep + "*" + ms[0].ext
+			if slices.Equal(matching(glob, all), want) {
+				globs = []string{glob}
+			}
+		}
+		if globs == nil {
+			for _, m := range ms {
+				g := m.dir + globEscape(m.stem) + m.ext
+				if got := matching(g, all); len(got) != 1 || got[0] != m.u.Name {
+					findings = append(findings, Finding{Name: "file " + m.u.Name, Status: Warn,
+						Detail: "its name cannot be written as a glob that matches only it (it holds *, ? or [ ); it is proposed with a glob that matches more files",
+						Fix:    "rename the file, or check the table's files before approving"})
+				}
+				globs = append(globs, g)
+			}
+		}
+		if ms[0].ext != ".xlsx" && ms[0].ext != ".xlsm" {
+			out = append(out, candidate{Name: name, Base: name, Files: globs})
+			continue
+		}
+		// A workbook gives one table per visible sheet; grouped workbooks
+		// give one table per sheet name.
+		var sheets []string
+		for _, m := range ms {
+			ss, err := files.Sheets(m.u.Path)
+			if err != nil {
+				findings = append(findings, Finding{Name: "file " + m.u.Name, Status: Warn, Detail: fmt.Sprintf("not proposed: %v", err),
+					Fix: "save it again as .xlsx (without a password), or leave it out"})
+				continue
+			}
+			for _, s := range ss {
+				if !slices.Contains(sheets, s) {
+					sheets = append(sheets, s)
+				}
+			}
+		}
+		for _, s := range sheets {
+			var sg []string
+			for _, g := range globs {
+				sg = append(sg, g+"#"+s)
+			}
+			out = append(out, candidate{Name: name, Base: name, Sheet: s, Files: sg})
+		}
+	}
+	return out, findings, nil
+}
+
+// matching lists the names a glob matches, as the files source matches
+// (segment by segment, in NFC).
+func matching(glob string, names []string) []string {
+	pat := strings.Split(norm.NFC.String(glob), "/")
+	var out []string
+	for _, n := range names {
+		segs := strings.Split(n, "/")
+		if len(segs) != len(pat) {
+			continue
+		}
+		ok := true
+		for i := range segs {
+			if m, _ := path.Match(pat[i], segs[i]); !m {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// globEscape makes a file name usable in a plan glob: the plan allows no
+// backslash escapes, so glob characters become '?' (which matches them).
+func globEscape(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '*', '?', '[', ']', '\\':
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+func listFirst(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:n], ", ") + fmt.Sprintf(" and %d more", len(items)-n)
+}
+
+// ReadEvidence reads up to maxRows data rows of a table's units (in order)
+// and collects what gate 3 decides from: each column's profile (clean's
+// profiler), its first SampleValues non-null values, the exact set of its
+// key forms while it can still be a key, and the span of its dates.
+func ReadEvidence(ctx context.Context, src source.Source, units []source.Unit, so source.Options, maxRows int64) (*TableEvidence, error) {
+	ev := &TableEvidence{}
+	var prof *clean.Profiler
+	var header []string
+	var cols []*collector
+	for _, u := range units {
+		ev.Units = append(ev.Units, u.Name)
+		fr := run.FileResult{Name: u.Name, OriginalName: u.OriginalName, Bytes: u.Size, Status: "read"}
+		rd, err := src.Open(ctx, u, so)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			fr.Status, fr.Error = "unreadable", err.Error()
+			ev.Files = append(ev.Files, fr)
+			continue
+		}
+		if prof == nil {
+			header = rd.Columns()
+			prof = clean.NewProfiler(header, nil)
+			for range header {
+				cols = append(cols, newCollector())
+			}
+		}
+		idx := make([]int, len(header))
+		got := rd.Columns()
+		for i, h := range header {
+			idx[i] = slices.Index(got, h)
+		}
+		vals := make([]string, len(header))
+		nulls := make([]bool, len(header))
+		for ev.Rows < maxRows {
+			if ev.Rows&1023 == 0 && ctx.Err() != nil {
+				rd.Close()
+				return nil, ctx.Err()
+			}
+			row, err := rd.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				fr.Status, fr.Error = "unreadable", err.Error()
+				break
+			}
+			fr.RowsRead++
+			if row.Kind != source.Data {
+				continue
+			}
+			for i, j := range idx {
+				vals[i], nulls[i] = "", true
+				if j >= 0 && j < len(row.Values) && (row.Nulls == nil || !row.Nulls[j]) {
+					vals[i] = row.Values[j]
+					nulls[i] = isNullToken(vals[i])
+				}
+			}
+			prof.Add(vals)
+			for i, c := range cols {
+				c.add(vals[i], nulls[i], ev.Rows)
+			}
+			ev.Rows++
+		}
+		if ev.Rows >= maxRows {
+			ev.Sampled = true
+		}
+		rd.Close()
+		ev.Files = append(ev.Files, fr)
+		if ev.Sampled {
+			break
+		}
+	}
+	if prof != nil {
+		for i, cp := range prof.Profile() {
+			c := cols[i]
+			ce := ColumnEvidence{Profile: cp, Values: c.values, Dups: c.dups, DupExample: c.dupEx}
+			if c.tracking {
+				ce.KeySet = c.keys
+			}
+			ce.TimeMin, ce.TimeMax = c.span(cp.DateOrder)
+			ev.Columns = append(ev.Columns, ce)
+		}
+	}
+	return ev, nil
+}
+
+func isNullToken(v string) bool {
+	if slices.Contains(clean.DefaultNullTokens, v) {
+		return true
+	}
+	return strings.TrimSpace(v) == ""
+}
+
+// collector gathers one column's evidence beyond clean's profile.
+type collector struct {
+	values   []string
+	keys     map[string]struct{}
+	tracking bool
+	dups     int64
+	dupEx    string
+	// extremes of the values read as dates or timestamps, by shape: iso
+	// (yyyy-MM-dd…), ymd (yyyy/M/d), dm and md (d/M/yyyy read either way),
+	// dot (dd.MM.yyyy).
+	ext map[string]*[2]time.Time
+}
+
+func newCollector() *collector {
+	return &collector{keys: map[string]struct{}{}, tracking: true, ext: map[string]*[2]time.Time{}}
+}
+
+func (c *collector) add(v string, null bool, seen int64) {
+	if null {
+		// A column with nulls cannot be a key.
+		c.tracking, c.keys = false, nil
+		return
+	}
+	if len(c.values) < SampleValues {
+		c.values = append(c.values, v)
+	}
+	if c.tracking {
+		k := KeyForm(v)
+		if _, dup := c.keys[k]; dup {
+			c.dups++
+			if c.dupEx == "" {
+				c.dupEx = k
+			}
+			// Clearly not a key: stop tracking to bound memory.
+			if c.dups > 10 && c.dups*50 > seen {
+				c.tracking, c.keys = false, nil
+			}
+		} else {
+			c.keys[k] = struct{}{}
+		}
+	}
+	c.time(strings.TrimSpace(v))
+}
+
+// time records v when it reads as a date or timestamp.
+func (c *collector) time(v string) {
+	if len(v) < 8 || len(v) > 40 || v[0] < '0' || v[0] > '9' {
+		return
+	}
+	rec := func(shape string, t time.Time) {
+		e := c.ext[shape]
+		if e == nil {
+			c.ext[shape] = &[2]time.Time{t, t}
+			return
+		}
+		if t.Before(e[0]) {
+			e[0] = t
+		}
+		if t.After(e[1]) {
+			e[1] = t
+		}
+	}
+	switch {
+	case len(v) >= 10 && v[4] == '-':
+		for _, l := range []string{"2006-01-02", time.RFC3339Nano, "2006-01-02 15:04:05", "2006-01-02T15:04:05", "2006-01-02 15:04:05.999999", "2006-01-02T15:04:05.999999"} {
+			if t, err := time.Parse(l, v); err == nil {
+				rec("iso", t.UTC())
+				return
+			}
+		}
+	case v[4] == '/':
+		if t, err := time.Parse("2006/1/2", v); err == nil {
+			rec("ymd", t)
+		}
+	default:
+		a, b, y, sep, ok := dayMonthShape(v)
+		if !ok {
+			return
+		}
+		valid := func(yy, mm, dd int) (time.Time, bool) {
+			t := time.Date(yy, time.Month(mm), dd, 0, 0, 0, 0, time.UTC)
+			return t, mm >= 1 && mm <= 12 && t.Day() == dd
+		}
+		if sep == '.' {
+			if t, ok := valid(y, b, a); ok {
+				rec("dot", t)
+			}
+			return
+		}
+		if t, ok := valid(y, b, a); ok {
+			rec("dm", t)
+		}
+		if t, ok := valid(y, a, b); ok {
+			rec("md", t)
+		}
+	}
+}
+
+// dayMonthShape reads d{1,2} sep d{1,2} sep yyyy (sep / . -).
+func dayMonthShape(v string) (a, b, y int, sep byte, ok bool) {
+	parts := strings.FieldsFunc(v, func(r rune) bool { return r == '/' || r == '.' || r == '-' })
+	if len(parts) != 3 || len(parts[0]) > 2 || len(parts[1]) > 2 || len(parts[2]) != 4 {
+		return 0, 0, 0, 0, false
+	}
+	sep = v[len(parts[0])]
+	if v[len(parts[0])+1+len(parts[1])] != sep {
+		return 0, 0, 0, 0, false
+	}
+	var err error
+	if a, err = strconv.Atoi(parts[0]); err != nil {
+		return 0, 0, 0, 0, false
+	}
+	if b, err = strconv.Atoi(parts[1]); err != nil {
+		return 0, 0, 0, 0, false
+	}
+	if y, err = strconv.Atoi(parts[2]); err != nil {
+		return 0, 0, 0, 0, false
+	}
+	return a, b, y, sep, true
+}
+
+// span is the earliest and latest date or timestamp read, using the d/M or
+// M/d order the profile decided for the values of that shape.
+func (c *collector) span(d clean.DateDecision) (time.Time, time.Time) {
+	shapes := []string{"iso", "ymd", "dot"}
+	switch d.Order {
+	case clean.OrderDayMonth:
+		shapes = append(shapes, "dm")
+	case clean.OrderMonthDay:
+		shapes = append(shapes, "md")
+	}
+	var lo, hi time.Time
+	for _, s := range shapes {
+		e := c.ext[s]
+		if e == nil {
+			continue
+		}
+		if lo.IsZero() || e[0].Before(lo) {
+			lo = e[0]
+		}
+		if hi.IsZero() || e[1].After(hi) {
+			hi = e[1]
+		}
+	}
+	return lo, hi
+}
+
+// KeyForm is the form in which gate 3 compares key values: trimmed, in
+// Unicode NFC, and for a number its integer value, so that zero- and
+// space-padded identifiers (0010010015, " 10010017") and grouped numbers
+// (1,200) compare as the keys they become once loaded with trim and
+// zero_pad.
+func KeyForm(v string) string {
+	t := norm.NFC.String(strings.TrimSpace(v))
+	if t == "" {
+		return t
+	}
+	digits := true
+	for i := 0; i < len(t); i++ {
+		if t[i] < '0' || t[i] > '9' {
+			digits = false
+			break
+		}
+	}
+	if digits {
+		if s := strings.TrimLeft(t, "0"); s != "" {
+			return s
+		}
+		return "0"
+	}
+	if n, _, err := clean.ParseInt(t, -1<<63, 1<<63-1, clean.NumberStyle{}); err == nil {
+		return strconv.FormatInt(n, 10)
+	}
+	return t
+}
+
+// sortedKeys of a set, for evidence.
+func setExamples(set map[string]struct{}, n int) []string {
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
