@@ -301,8 +301,7 @@ func TestInitProposeApproveRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(p.Tables) == 0 {
-		t.Skip("propose --write does not create tables from the files yet (it only profiles tables a plan already declares); " +
-			"approve and run of an init'd plan are covered by TestInitPlanWithTablesApprovesChecksAndRuns")
+		t.Fatal("propose --write created no tables from the files")
 	}
 	approveAndRun(t, pp)
 }

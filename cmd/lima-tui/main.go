@@ -259,6 +259,12 @@ func printSummary(w io.Writer, r *reports.Report) {
 			}
 		}
 	}
+	for _, m := range r.Marts {
+		fmt.Fprintf(w, "  mart %s → %s: %s, %d rows from %d fact rows, gate 4 %s\n", ui.Sanitize(m.Name), ui.Sanitize(m.Table), m.Status, m.Rows, m.FactRows, gateMark(m.Reconciliation))
+		if m.Error != "" {
+			fmt.Fprintf(w, "    error: %s\n", ui.Sanitize(m.Error))
+		}
+	}
 	if r.Exceptions.Total > 0 && len(r.Exceptions.ByOwner) > 0 {
 		var owners []string
 		for o, n := range r.Exceptions.ByOwner {
