@@ -232,6 +232,10 @@ func TestDemoBalancesWithHandCountedTotals(t *testing.T) {
 	if len(r.Marts) != 1 || r.Marts[0].Status != "built" || r.Marts[0].Rows != 12 || r.Marts[0].FactRows != 12 || r.Marts[0].Reconciliation != gates.Pass {
 		t.Errorf("marts %+v", r.Marts)
 	}
+	// The same mart as Athena CTAS, for an AWS deployment.
+	if b, err := os.ReadFile(filepath.Join(ws.Dir, "athena", "mart_inspections_by_supplier_month.sql")); err != nil || !strings.Contains(string(b), "CREATE TABLE") || !strings.Contains(string(b), `"total_cost"`) {
+		t.Errorf("athena CTAS: %v\n%s", err, b)
+	}
 	// The watermark of inspections is the latest inspection date loaded.
 	if tr := tableReport(t, r, "inspections"); tr.WatermarkAfter != "2026-03-19" {
 		t.Errorf("inspections watermark %q, want 2026-03-19", tr.WatermarkAfter)
