@@ -267,7 +267,18 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 	if ctasErr != nil {
 		rep.Warnings = append(rep.Warnings, "the Athena CTAS files of the marts were not written: "+ctasErr.Error())
 	}
-	if err := reports.WriteDocs(o.Workspace.Dir, o.Plan, rep, reports.LakeTablesFrom(exps, recs)); err != nil {
+	lake := reports.LakeTablesFrom(exps, recs)
+	for _, m := range marts {
+		if m.Status != "built" || m.Reconciliation != gates.Pass {
+			continue
+		}
+		lt := reports.LakeTable{Name: m.Name, Rows: m.Rows, SnapshotID: m.SnapshotID}
+		for _, c := range o.Plan.Tables[m.Name].Columns {
+			lt.Columns, lt.Types = append(lt.Columns, c.Name), append(lt.Types, c.Type)
+		}
+		lake = append(lake, lt)
+	}
+	if err := reports.WriteDocs(o.Workspace.Dir, o.Plan, rep, lake); err != nil {
 		rep.Warnings = append(rep.Warnings, "the platform docs (README.md, ARCHITECTURE.md) were not updated: "+err.Error())
 	}
 	path, err := reports.Write(o.Workspace.ReportsDir(), rep, exps)

@@ -193,6 +193,11 @@ func TestTeardownRemovesEverythingThenFindsNothing(t *testing.T) {
 		}
 	}
 
+	ctasInfo, err := os.Stat(filepath.Join(ws.Dir, "athena", "mart_inspections_by_supplier_month.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctasSize := ctasInfo.Size()
 	_, res, err := flow.Teardown(context.Background(), teardownOpts(ws, p), "erp_quality")
 	if err != nil {
 		t.Fatalf("teardown: %v\n%s", err, res.Summary())
@@ -213,6 +218,10 @@ func TestTeardownRemovesEverythingThenFindsNothing(t *testing.T) {
 	for p, v := range sourceBefore {
 		want[filepath.Join("data", p)] = v
 	}
+	// The Athena CTAS files are deployment artifacts generated from the plan,
+	// like the docs: kept.
+	want["athena"] = "dir"
+	want[filepath.Join("athena", "mart_inspections_by_supplier_month.sql")] = fmt.Sprintf("file %d", ctasSize)
 	sameListing(t, want, listing(t, ws.Dir))
 	if b, _ := os.ReadFile(ws.PlanPath()); string(b) != string(planBytes) {
 		t.Error("platform.yaml changed")
