@@ -384,6 +384,15 @@ func (col *column) cast(v string, cell *Cell) ([]string, error) {
 		cell.D = d
 		return fx, err
 	case kDouble:
+		// Scientific notation is a float's own form (1.5e+300).
+		if t := strings.TrimSpace(v); strings.ContainsAny(t, "eE") {
+			f, err := strconv.ParseFloat(t, 64)
+			if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+				return nil, fmt.Errorf("%q is not a number", v)
+			}
+			cell.F = f
+			return nil, nil
+		}
 		n, err := splitNumber(v, col.style)
 		if err != nil {
 			return n.fixes, fmt.Errorf("%q is not a number", v)

@@ -118,3 +118,23 @@ func repeat(s string, n int) []string {
 	}
 	return out
 }
+
+// A double written by FormatCell (which uses exponents for large values)
+// casts back to the same value.
+func TestDoubleRoundTripsThroughItsCanonicalText(t *testing.T) {
+	specs := []ColumnSpec{{Name: "x", Type: plan.Type{Kind: plan.Double}}}
+	c, mem := newCaster(t, specs)
+	defer mem.AssertSize(t, 0)
+	defer c.Release()
+	for _, f := range []float64{-1.5e+300, 2.5e-10, 0.1, 12345.678} {
+		txt := FormatCell(plan.Type{Kind: plan.Double}, Cell{F: f})
+		if errs := c.Cast([]string{txt}, nil); errs != nil || c.Cells()[0].F != f {
+			t.Errorf("%v → %q → %v %v", f, txt, c.Cells()[0].F, errs)
+		}
+	}
+	for _, bad := range []string{"1e", "e5", "1e400", "NaN"} {
+		if errs := c.Cast([]string{bad}, nil); errs == nil {
+			t.Errorf("%q cast", bad)
+		}
+	}
+}

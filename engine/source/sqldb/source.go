@@ -1,0 +1,574 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lima-lake/lima/engine/source"
+)
+
+// ReadRange limits a read to rows whose Column is greater than After (an
+// incremental load from a watermark). After is bound as a parameter, never
+// spliced into the SQL. An empty After reads every row, still ordered by
+// Column.
+type ReadRange struct {
+	Column string
+	After  string
+}
+
+// Table names one table to read.
+type Table struct {
+	Schema string // "" for SQLite ("main" also works)
+	Name   string
+}
+
+// UnitName is schema.table (table alone without a schema).
+func (t Table) UnitName() string {
+	if t.Schema == "" {
+		return t.Name
+	}
+	return t.Schema + "." + t.Name
+}
+
+// Source reads tables of one database as units. It implements
+// source.Source: List returns a unit per table (Name = schema.table), Open
+// starts a read-only snapshot transaction and streams the table's rows.
+type Source struct {
+	d      Dialect
+	db     *sql.DB
+	tables []Table
+	ranges map[string]ReadRange // by unit name
+}
+
+// New returns a Source over tables of db (dialect Postgres, MySQL or
+// SQLite). ranges, keyed by unit name (schema.table), are optional
+// incremental ranges. db stays the caller's: Source never closes it.
+func New(d Dialect, db *sql.DB, tables []Table, ranges map[string]ReadRange) (*Source, error) {
+	switch d {
+	case Postgres, MySQL, SQLite:
+	default:
+		return nil, fmt.Errorf("sqldb: no driver for dialect %q", d)
+	}
+	seen := map[string]bool{}
+	for _, t := range tables {
+		if _, err := QuoteQualified(d, t.Schema, t.Name); err != nil {
+			return nil, err
+		}
+		if seen[t.UnitName()] {
+			return nil, fmt.Errorf("sqldb: table %q listed twice (or its schema.table name is ambiguous)", t.UnitName())
+		}
+		seen[t.UnitName()] = true
+	}
+	for name, r := range ranges {
+		if !seen[name] {
+			return nil, fmt.Errorf("sqldb: range for unknown table %q", name)
+		}
+		if _, err := QuoteIdent(d, r.Column); err != nil {
+			return nil, fmt.Errorf("sqldb: range of %q: %w", name, err)
+		}
+	}
+	return &Source{d: d, db: db, tables: slices.Clone(tables), ranges: ranges}, nil
+}
+
+// List returns the tables whose unit name equals or matches a glob (path.Match; "*"
+// and "**" match every table), sorted by name.
+func (s *Source) List(ctx context.Context, globs []string) ([]source.Unit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []source.Unit
+	for _, t := range s.tables {
+		name := t.UnitName()
+		for _, g := range globs {
+			ok := g == name || g == "*" || g == "**"
+			if !ok {
+				ok, _ = path.Match(g, name)
+			}
+			if ok {
+				out = append(out, source.Unit{Path: name, Name: name})
+				break
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b source.Unit) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+func (s *Source) table(u source.Unit) (Table, bool) {
+	for _, t := range s.tables {
+		if t.UnitName() == u.Name {
+			return t, true
+		}
+	}
+	return Table{}, false
+}
+
+// Open starts a read-only REPEATABLE READ transaction on a connection of
+// its own, fixes its snapshot, and returns a Reader of the table's mapped
+// columns (columns Lima cannot map are left out: see Reader.Findings).
+// opts is ignored: a database table has no format options. Failures wrap
+// source.ErrUnreadable.
+func (s *Source) Open(ctx context.Context, u source.Unit, _ source.Options) (source.RowReader, error) {
+	return s.OpenTable(ctx, u)
+}
+
+// OpenTable is Open returning the concrete *Reader (for Totals).
+func (s *Source) OpenTable(ctx context.Context, u source.Unit) (*Reader, error) {
+	t, ok := s.table(u)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s: no such table in this source", source.ErrUnreadable, u.Name)
+	}
+	info, err := s.describe(ctx, t)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", source.ErrUnreadable, u.Name, err)
+	}
+	r := &Reader{d: s.d, unit: u.Name, info: info, findings: info.Findings}
+	if rg, ok := s.ranges[u.Name]; ok {
+		r.rng = &rg
+		if !slices.ContainsFunc(info.Columns, func(c ColumnInfo) bool { return c.Name == rg.Column }) {
+			return nil, fmt.Errorf("%w: %s: watermark column %q not found", source.ErrUnreadable, u.Name, rg.Column)
+		}
+	}
+	for _, c := range info.Columns {
+		if c.PlanType != "" {
+			r.cols = append(r.cols, c)
+			r.names = append(r.names, c.Name)
+		}
+	}
+	if err := r.begin(ctx, s.db); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", source.ErrUnreadable, u.Name, err)
+	}
+	return r, nil
+}
+
+// describe discovers one table.
+func (s *Source) describe(ctx context.Context, t Table) (TableInfo, error) {
+	schema := t.Schema
+	if s.d == SQLite {
+		schema = "main"
+	}
+	var schemas []string
+	if s.d != SQLite {
+		schemas = []string{schema}
+	}
+	all, err := Discover(ctx, s.d, s.db, schemas...)
+	if err != nil {
+		return TableInfo{}, err
+	}
+	for _, ti := range all {
+		if ti.Schema == schema && ti.Name == t.Name {
+			ti.Schema = t.Schema
+			for i := range ti.Findings {
+				ti.Findings[i].Table = t.UnitName()
+			}
+			return ti, nil
+		}
+	}
+	return TableInfo{}, fmt.Errorf("table not found")
+}
+
+// Reader streams one table inside its snapshot transaction. Call Totals
+// before the first Next to reconcile against the same snapshot.
+type Reader struct {
+	d        Dialect
+	unit     string
+	info     TableInfo
+	cols     []ColumnInfo
+	names    []string
+	findings []Finding
+	rng      *ReadRange
+
+	conn    *sql.Conn
+	rows    *sql.Rows
+	dest    []any
+	n       int64
+	started bool
+	eof     bool
+	closed  bool
+}
+
+var _ source.RowReader = (*Reader)(nil)
+
+// Columns are the mapped columns, in table order.
+func (r *Reader) Columns() []string { return slices.Clone(r.names) }
+
+// PlanTypes are the Lima types of Columns.
+func (r *Reader) PlanTypes() []string {
+	out := make([]string, len(r.cols))
+	for i, c := range r.cols {
+		out[i] = c.PlanType
+	}
+	return out
+}
+
+// Findings are the columns left out because Lima cannot map their type.
+func (r *Reader) Findings() []Finding { return slices.Clone(r.findings) }
+
+// Table is the discovered table.
+func (r *Reader) Table() TableInfo { return r.info }
+
+func (r *Reader) begin(ctx context.Context, db *sql.DB) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	var stmts []string
+	switch r.d {
+	case Postgres:
+		// SELECT 1 takes the snapshot now, not at the first read.
+		stmts = []string{"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "SELECT 1"}
+	case MySQL:
+		stmts = []string{"SET SESSION time_zone = '+00:00'", "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+			"START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"}
+	case SQLite:
+		// A deferred transaction takes its snapshot at its first read.
+		stmts = []string{"BEGIN DEFERRED", "SELECT count(*) FROM sqlite_schema"}
+	}
+	for _, q := range stmts {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
+			conn.Close()
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	r.conn = conn
+	return nil
+}
+
+func (r *Reader) from() (string, []any, error) {
+	schema := r.info.Schema
+	if r.d == SQLite {
+		schema = ""
+	}
+	q, err := QuoteQualified(r.d, schema, r.info.Name)
+	if err != nil {
+		return "", nil, err
+	}
+	sqlText := " FROM " + q
+	var args []any
+	if r.rng != nil && r.rng.After != "" {
+		c, err := QuoteIdent(r.d, r.rng.Column)
+		if err != nil {
+			return "", nil, err
+		}
+		sqlText += " WHERE " + c + " > " + placeholder(r.d, 1)
+		args = append(args, r.rng.After)
+	}
+	return sqlText, args, nil
+}
+
+// selectExpr is the select-list expression of a column: the quoted name,
+// or a conversion in SQL where the driver's text is not Lima's.
+func (r *Reader) selectExpr(c ColumnInfo) (string, error) {
+	q, err := QuoteIdent(r.d, c.Name)
+	if err != nil {
+		return "", err
+	}
+	if r.d == Postgres {
+		switch {
+		case c.Array:
+			return "array_to_json(" + q + ")::text", nil
+		case c.DBType == "money":
+			return q + "::numeric(19,2)::text", nil
+		}
+	}
+	return q, nil
+}
+
+// Query is the SELECT the reader runs and its bind parameters.
+func (r *Reader) Query() (string, []any, error) {
+	if len(r.cols) == 0 {
+		return "", nil, fmt.Errorf("no readable columns")
+	}
+	exprs := make([]string, len(r.cols))
+	for i, c := range r.cols {
+		e, err := r.selectExpr(c)
+		if err != nil {
+			return "", nil, err
+		}
+		exprs[i] = e
+	}
+	from, args, err := r.from()
+	if err != nil {
+		return "", nil, err
+	}
+	var order []string
+	if r.rng != nil {
+		order = append(order, r.rng.Column)
+	}
+	for _, k := range r.info.PrimaryKey {
+		if !slices.Contains(order, k) {
+			order = append(order, k)
+		}
+	}
+	q := "SELECT " + strings.Join(exprs, ", ") + from
+	if len(order) > 0 {
+		for i, o := range order {
+			if order[i], err = QuoteIdent(r.d, o); err != nil {
+				return "", nil, err
+			}
+		}
+		q += " ORDER BY " + strings.Join(order, ", ")
+	}
+	return q, args, nil
+}
+
+// Totals counts the rows in the reader's range and sums columns (nil:
+// every int, long and decimal column) exactly, as text, in the reader's
+// snapshot. It must run before the first Next. A sum over no non-null
+// values is "0".
+func (r *Reader) Totals(ctx context.Context, columns []string) (int64, map[string]string, error) {
+	if r.closed {
+		return 0, nil, errors.New("sqldb: Totals on a closed reader")
+	}
+	if r.started {
+		return 0, nil, errors.New("sqldb: Totals must run before the first Next (one statement at a time per snapshot connection)")
+	}
+	if columns == nil {
+		for _, c := range r.cols {
+			if c.PlanType == "int" || c.PlanType == "long" || strings.HasPrefix(c.PlanType, "decimal") {
+				columns = append(columns, c.Name)
+			}
+		}
+	}
+	exprs := []string{"count(*)"}
+	for _, c := range columns {
+		q, err := QuoteIdent(r.d, c)
+		if err != nil {
+			return 0, nil, err
+		}
+		switch r.d {
+		case Postgres:
+			exprs = append(exprs, "CAST(SUM("+q+") AS TEXT)")
+		case MySQL:
+			exprs = append(exprs, "CAST(SUM("+q+") AS CHAR)")
+		default:
+			exprs = append(exprs, "CAST(SUM("+q+") AS TEXT)")
+		}
+	}
+	from, args, err := r.from()
+	if err != nil {
+		return 0, nil, err
+	}
+	vals := make([]sql.NullString, len(columns))
+	dest := []any{new(int64)}
+	for i := range vals {
+		dest = append(dest, &vals[i])
+	}
+	if err := r.conn.QueryRowContext(ctx, "SELECT "+strings.Join(exprs, ", ")+from, args...).Scan(dest...); err != nil {
+		return 0, nil, fmt.Errorf("sqldb: totals of %s: %w", r.unit, err)
+	}
+	sums := map[string]string{}
+	for i, c := range columns {
+		sums[c] = "0"
+		if vals[i].Valid {
+			sums[c] = vals[i].String
+		}
+	}
+	return *dest[0].(*int64), sums, nil
+}
+
+// Next returns the next row: Kind Data, Values in canonical text, Nulls
+// for SQL NULL, Loc.Row the 1-based row number, Raw nil.
+func (r *Reader) Next() (source.Row, error) {
+	if r.closed {
+		return source.Row{}, errors.New("sqldb: Next on a closed reader")
+	}
+	if r.eof {
+		return source.Row{}, io.EOF
+	}
+	if !r.started {
+		r.started = true
+		q, args, err := r.Query()
+		if err != nil {
+			return source.Row{}, fmt.Errorf("%w: %s: %v", source.ErrUnreadable, r.unit, err)
+		}
+		// The rows outlive Open's context: the reader's lifetime is Close.
+		rows, err := r.conn.QueryContext(context.Background(), q, args...)
+		if err != nil {
+			return source.Row{}, fmt.Errorf("%w: %s: %v", source.ErrUnreadable, r.unit, err)
+		}
+		r.rows = rows
+		r.dest = make([]any, len(r.cols))
+		for i := range r.dest {
+			r.dest[i] = new(any)
+		}
+	}
+	if !r.rows.Next() {
+		r.eof = true
+		if err := r.rows.Err(); err != nil {
+			return source.Row{}, fmt.Errorf("sqldb: %s: %w", r.unit, err)
+		}
+		return source.Row{}, io.EOF
+	}
+	if err := r.rows.Scan(r.dest...); err != nil {
+		return source.Row{}, fmt.Errorf("sqldb: %s: %w", r.unit, err)
+	}
+	r.n++
+	row := source.Row{Kind: source.Data, Values: make([]string, len(r.cols)), Loc: source.Locator{Unit: r.unit, Row: r.n}}
+	for i, c := range r.cols {
+		v := *(r.dest[i].(*any))
+		if v == nil {
+			if row.Nulls == nil {
+				row.Nulls = make([]bool, len(r.cols))
+			}
+			row.Nulls[i] = true
+			continue
+		}
+		row.Values[i] = Text(c.PlanType, v)
+	}
+	return row, nil
+}
+
+// Close ends the transaction (ROLLBACK: it only read) and returns the
+// connection. It is idempotent.
+func (r *Reader) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	var errs []error
+	if r.rows != nil {
+		errs = append(errs, r.rows.Close())
+	}
+	if r.conn != nil {
+		if _, err := r.conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
+			errs = append(errs, err)
+		}
+		if r.d == MySQL {
+			// Hand the pooled connection back with its own time zone.
+			if _, err := r.conn.ExecContext(context.Background(), "SET SESSION time_zone = @@GLOBAL.time_zone"); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		errs = append(errs, r.conn.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Text renders a driver value as the canonical text of planType (see
+// clean.FormatCell), so that Lima's caster reads back the same value.
+// Doubles are the exception: FormatCell writes exponents ("1e+300") that
+// the caster refuses, so they are written as the shortest plain decimal
+// that parses back to the same float.
+func Text(planType string, v any) string {
+	switch x := v.(type) {
+	case []byte:
+		return textOf(planType, string(x))
+	case string:
+		return textOf(planType, x)
+	case time.Time:
+		switch planType {
+		case "date":
+			return x.Format("2006-01-02")
+		case "timestamptz":
+			return x.UTC().Format("2006-01-02T15:04:05.000000Z")
+		case "timestamp":
+			return x.Format("2006-01-02T15:04:05.000000")
+		}
+		return x.Format(time.RFC3339Nano)
+	case bool:
+		return strconv.FormatBool(x)
+	case int64:
+		if planType == "boolean" && (x == 0 || x == 1) {
+			return strconv.FormatBool(x == 1)
+		}
+		if sc, ok := decimalScale(planType); ok {
+			return padScale(strconv.FormatInt(x, 10), sc)
+		}
+		return strconv.FormatInt(x, 10)
+	case float64:
+		if sc, ok := decimalScale(planType); ok {
+			return padScale(strconv.FormatFloat(x, 'f', -1, 64), sc)
+		}
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case float32:
+		return strconv.FormatFloat(float64(x), 'f', -1, 32)
+	case int32:
+		return strconv.FormatInt(int64(x), 10)
+	case int16:
+		return strconv.FormatInt(int64(x), 10)
+	case uint64:
+		return strconv.FormatUint(x, 10)
+	}
+	return fmt.Sprint(v)
+}
+
+// textOf normalizes a driver's text form.
+func textOf(planType, s string) string {
+	switch planType {
+	case "boolean":
+		switch s {
+		case "1", "t":
+			return "true"
+		case "0", "f":
+			return "false"
+		}
+	case "timestamp", "timestamptz":
+		// MySQL (without parseTime) and SQLite texts: 2006-01-02 15:04:05[.ffffff].
+		if planType == "timestamptz" {
+			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+				return t.UTC().Format("2006-01-02T15:04:05.000000Z")
+			}
+		}
+		for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02T15:04:05"} {
+			if t, err := time.Parse(layout, s); err == nil {
+				if planType == "timestamptz" {
+					return t.Format("2006-01-02T15:04:05.000000Z")
+				}
+				return t.Format("2006-01-02T15:04:05.000000")
+			}
+		}
+	case "double":
+		// The caster reads no exponent: write the shortest plain decimal
+		// that parses back to the same float.
+		if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+			return strconv.FormatFloat(f, 'f', -1, 64)
+		}
+	default:
+		if sc, ok := decimalScale(planType); ok {
+			return padScale(s, sc)
+		}
+	}
+	return s
+}
+
+// decimalScale is s of "decimal(p,s)".
+func decimalScale(planType string) (int, bool) {
+	rest, ok := strings.CutPrefix(planType, "decimal(")
+	if !ok {
+		return 0, false
+	}
+	_, sc, ok := strings.Cut(strings.TrimSuffix(rest, ")"), ",")
+	if !ok {
+		return 0, true
+	}
+	n, err := strconv.Atoi(sc)
+	return n, err == nil
+}
+
+// padScale writes a plain decimal with exactly scale fraction digits when
+// that only adds zeros; anything else is left for the caster to judge.
+func padScale(s string, scale int) string {
+	if s == "" || strings.ContainsAny(s, "eE") {
+		return s
+	}
+	intPart, frac, _ := strings.Cut(s, ".")
+	if len(frac) > scale {
+		return s
+	}
+	frac += strings.Repeat("0", scale-len(frac))
+	if scale == 0 {
+		return intPart
+	}
+	return intPart + "." + frac
+}
