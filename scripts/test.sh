@@ -16,10 +16,16 @@ go vet ./...
 echo "== services"
 # The PostgreSQL state store is tested against a real server; the script
 # starts (or installs) one when none answers on 127.0.0.1:5432.
-if bash scripts/ensure-postgres.sh; then
+# PostgreSQL (the shared state store, the database source) and MariaDB (the
+# database source) are tested against real servers; the scripts start them,
+# or install them from Debian packages, when none answers on loopback.
+services_ok=1
+bash scripts/ensure-postgres.sh || { services_ok=0; echo "!!! PostgreSQL could not be made available"; }
+bash scripts/ensure-mariadb.sh || { services_ok=0; echo "!!! MariaDB could not be made available"; }
+if [ "$services_ok" = 1 ]; then
   export LIMA_REQUIRE_SERVICES=1
 else
-  echo "!!! PostgreSQL could not be made available: its tests will SKIP loudly (CI fails instead)"
+  echo "!!! their tests will SKIP loudly here (under CI they fail instead)"
 fi
 
 echo "== go test"
