@@ -128,6 +128,17 @@ type RunOptions struct {
 	// LockWait bounds how long a run waits for another run of the same
 	// workspace to finish (default 0: fail at once).
 	LockWait time.Duration
+	// Force runs outside the plan's run window (schedule.window). Without
+	// it every run, scheduled or started by hand, is refused outside the
+	// window (ErrOutsideWindow, exit 4) before anything is read.
+	Force bool
+	// ScheduledAt is the fire time when the scheduler started the run; the
+	// report's deadline is then the first schedule.deadline after it
+	// (reports.DeadlineAfter). Zero for a run started by hand: the deadline
+	// counts from the start (reports.Deadline).
+	ScheduledAt time.Time
+	// Now is the clock of the window check; nil is time.Now.
+	Now func() time.Time
 }
 
 // Outcome of a run.
@@ -174,6 +185,14 @@ func Lock(ws Workspace, wait time.Duration) (func(), error) {
 
 // Run loads the plan, reconciles every committed table and writes the report.
 func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
+	// The run window first: outside it nothing is read, not even to check.
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	if err := checkWindow(o.Plan, now(), o.Force); err != nil {
+		return nil, err
+	}
 	// Gate 2 first (Preconditions): nothing is written unless every check passes.
 	if err := checkPreconditions(ctx, o); err != nil {
 		return nil, err
@@ -253,6 +272,9 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 	}
 	res.Finished = time.Now().UTC()
 	rep := reports.Build(o.Plan, res, recs)
+	if !o.ScheduledAt.IsZero() {
+		rep.SetScheduled(o.Plan, o.ScheduledAt)
+	}
 	rep.AddMarts(marts)
 	if q, err := queueState(ctx, st, time.Now()); err == nil {
 		rep.Exceptions.Queue = q

@@ -245,7 +245,7 @@ func TestKillBetweenWriteAndCommit(t *testing.T) {
 			t.Run(store.name+"/"+point, func(t *testing.T) {
 				ws, p := newDemo(t)
 				store.setup(t, ws, p)
-				cmd := exec.Command(bin, "run", "--plan", ws.PlanPath(), "--table", "inspections")
+				cmd := exec.Command(bin, "run", "--force", "--plan", ws.PlanPath(), "--table", "inspections")
 				cmd.Env = append(os.Environ(), "LIMA_FAULTPOINT="+point)
 				cmd.Env = append(cmd.Env, store.env...)
 				err := cmd.Run()
@@ -261,7 +261,7 @@ func TestKillBetweenWriteAndCommit(t *testing.T) {
 				if (tbl.CurrentSnapshot() != nil) != (point == "after-commit") {
 					t.Fatalf("snapshot after kill at %s: %v", point, tbl.CurrentSnapshot())
 				}
-				cmd = exec.Command(bin, "run", "--plan", ws.PlanPath(), "--table", "inspections", "--json")
+				cmd = exec.Command(bin, "run", "--force", "--plan", ws.PlanPath(), "--table", "inspections", "--json")
 				cmd.Env = append(os.Environ(), store.env...)
 				if out, err := cmd.CombinedOutput(); err != nil {
 					t.Fatalf("rerun: %v\n%s", err, out)

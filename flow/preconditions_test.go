@@ -122,7 +122,7 @@ func TestPreconditionsPostgresStateStore(t *testing.T) {
 func TestRunStopsAtAFailedPreconditionAndWritesNothing(t *testing.T) {
 	ws, p := workspace(t, preconditionFiles, preconditionPlan)
 	p.Tables["orders"].Source.Files = []string{"order*.csv", "returns*.csv"}
-	_, err := flow.Run(context.Background(), flow.RunOptions{Workspace: ws, Plan: p})
+	_, err := flow.Run(context.Background(), flow.RunOptions{Workspace: ws, Plan: p, Force: true})
 	if !errors.Is(err, flow.ErrPrecondition) {
 		t.Fatalf("err = %v, want ErrPrecondition", err)
 	}
@@ -147,7 +147,7 @@ func TestRunStopsAtAFailedPreconditionAndWritesNothing(t *testing.T) {
 	src.Files = []string{"orders.csv"}
 	cp.Source = &src
 	p.Tables["fine"] = &cp
-	out, err := flow.Run(context.Background(), flow.RunOptions{Workspace: ws, Plan: p, Tables: []string{"fine"}})
+	out, err := flow.Run(context.Background(), flow.RunOptions{Workspace: ws, Plan: p, Tables: []string{"fine"}, Force: true})
 	if err != nil {
 		t.Fatalf("run --table fine: %v", err)
 	}

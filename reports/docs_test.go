@@ -432,7 +432,7 @@ func TestWriteDocsForTheDemoWorkspace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := flow.Run(context.Background(), flow.RunOptions{Workspace: ws, Plan: p})
+	out, err := flow.Run(context.Background(), flow.RunOptions{Workspace: ws, Plan: p, Force: true})
 	if err != nil {
 		t.Fatal(err)
 	}

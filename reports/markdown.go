@@ -14,6 +14,9 @@ func Markdown(r *Report) string {
 	fmt.Fprintf(&b, "- **Status:** %s\n", statusWord(r.Status))
 	fmt.Fprintf(&b, "- **Started:** %s  \n- **Finished:** %s (%s)\n", r.StartedAt.Format("2006-01-02 15:04:05 MST"),
 		r.FinishedAt.Format("2006-01-02 15:04:05 MST"), r.FinishedAt.Sub(r.StartedAt).Round(1e6))
+	if r.ScheduledAt != nil {
+		fmt.Fprintf(&b, "- **Scheduled for:** %s (started by the scheduler)\n", r.ScheduledAt.Format("2006-01-02 15:04 MST"))
+	}
 	if r.Deadline != nil {
 		fmt.Fprintf(&b, "- **Deadline:** %s — %s\n", r.Deadline.Format("2006-01-02 15:04 MST"), r.DeadlineBy)
 	} else {

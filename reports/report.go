@@ -27,11 +27,13 @@ const (
 
 // Report is report.json. Field names are stable; more may be added.
 type Report struct {
-	RunID       string        `json:"run_id"`
-	Status      string        `json:"status"`
-	PlanHash    string        `json:"plan_hash"`
-	StartedAt   time.Time     `json:"started_at"`
-	FinishedAt  time.Time     `json:"finished_at"`
+	RunID      string    `json:"run_id"`
+	Status     string    `json:"status"`
+	PlanHash   string    `json:"plan_hash"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	// ScheduledAt is the fire time of a run the scheduler started.
+	ScheduledAt *time.Time    `json:"scheduled_at,omitempty"`
 	Deadline    *time.Time    `json:"deadline"`
 	DeadlineMet *bool         `json:"deadline_met"`
 	DeadlineBy  string        `json:"deadline_margin,omitempty"`
@@ -154,14 +156,7 @@ func Build(p *plan.Plan, res *run.Result, recs map[string]*gates.Reconciliation)
 	r := &Report{RunID: res.RunID, PlanHash: p.Hash(), StartedAt: res.Started, FinishedAt: res.Finished, Status: StatusOK,
 		Exceptions: Exceptions{ByTable: map[string]int64{}, ByRule: map[string]int64{}, ByOwner: map[string]int64{}}}
 	if dl, ok := Deadline(p, res.Started); ok {
-		r.Deadline = &dl
-		met := !res.Finished.After(dl)
-		r.DeadlineMet = &met
-		if met {
-			r.DeadlineBy = "met with " + dl.Sub(res.Finished).Round(time.Second).String() + " to spare"
-		} else {
-			r.DeadlineBy = "missed by " + res.Finished.Sub(dl).Round(time.Second).String()
-		}
+		r.setDeadline(dl)
 	}
 	for _, tr := range res.Tables {
 		t := TableReport{Name: tr.Name, Mode: tr.Mode, Status: tr.Status, LoadID: tr.LoadID, SnapshotID: tr.Commit.SnapshotID,
@@ -285,6 +280,40 @@ func Deadline(p *plan.Plan, started time.Time) (time.Time, bool) {
 		d = time.Date(s.Year(), s.Month(), s.Day()+1, hm.Hour(), hm.Minute(), 0, 0, loc)
 	}
 	return d, true
+}
+
+// SetScheduled records that the scheduler fired the run at fire, and moves
+// the deadline to the first schedule.deadline after the fire time: a run
+// fired at 02:00 that waited for the lock until 07:00 still had to finish
+// by 06:00 (missed), where Deadline would count from its start.
+func (r *Report) SetScheduled(p *plan.Plan, fire time.Time) {
+	f := fire.UTC()
+	r.ScheduledAt = &f
+	if dl, ok := DeadlineAfter(p, fire); ok {
+		r.setDeadline(dl)
+	}
+}
+
+func (r *Report) setDeadline(dl time.Time) {
+	r.Deadline = &dl
+	met := !r.FinishedAt.After(dl)
+	r.DeadlineMet = &met
+	if met {
+		r.DeadlineBy = "met with " + dl.Sub(r.FinishedAt).Round(time.Second).String() + " to spare"
+	} else {
+		r.DeadlineBy = "missed by " + r.FinishedAt.Sub(dl).Round(time.Second).String()
+	}
+}
+
+// DeadlineAfter is the first occurrence of the schedule's deadline strictly
+// after a scheduled fire time: cron 02:00 with deadline 06:00 gives 06:00
+// the same morning; cron 06:00 with deadline 06:00 gives 06:00 the next day.
+func DeadlineAfter(p *plan.Plan, fire time.Time) (time.Time, bool) {
+	dl, ok := Deadline(p, fire)
+	if ok && !dl.After(fire) {
+		dl, ok = Deadline(p, fire.Add(time.Minute))
+	}
+	return dl, ok
 }
 
 // ExitCode is the process exit code the report implies.

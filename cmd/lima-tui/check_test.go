@@ -68,7 +68,7 @@ func TestCheckFailsWithEvidenceAndFix(t *testing.T) {
 		}
 	}
 	// run refuses the same way, before writing anything.
-	code, _, errs := runCLI(t, "run", "--plan", pp)
+	code, _, errs := runCLI(t, "run", "--force", "--plan", pp)
 	if code != exitPrecondition || !strings.Contains(errs, "gate 2 found 2 problem(s), nothing was written") {
 		t.Errorf("run: exit %d: %s", code, errs)
 	}

@@ -344,7 +344,7 @@ func approveAndRun(t *testing.T, pp string) {
 	if code, out, errs := call(t, cmdCheck, "--plan", pp); code != exitOK {
 		t.Fatalf("check: exit %d:\n%s%s", code, out, errs)
 	}
-	code, out, errs := runCLI(t, "run", "--plan", pp)
+	code, out, errs := runCLI(t, "run", "--force", "--plan", pp)
 	if code != exitOK {
 		t.Fatalf("run: exit %d:\n%s\n%s", code, out, errs)
 	}

@@ -39,23 +39,28 @@ const (
 const usage = `lima-tui — land business data in a data lake, and prove it.
 
 Usage:
+  lima-tui [--plan F] [--theme dark|light|projector|mono]
+                                           the wizard (needs a terminal)
   lima-tui init --source DIR [--dir D] [--prefix P] [--pattern iceberg|hive] [--defaults]
-                                           gate 1: write platform.yaml from flags, defaults or questions
+                                           gate 1: scope & residency → platform.yaml
   lima-tui check [--plan F] [--json] [--timeout 15s]
-                                           gate 2: every precondition with evidence and fix (exit 4)
+                                           gate 2: preconditions with evidence (exit 4)
   lima-tui demo [--dir D] [--headless]      build the demo lake from the bundled dirty ERP sample
-  lima-tui run [--plan F] [--table T]... [--full-refresh] [--json]
+  lima-tui run [--plan F] [--table T]... [--full-refresh] [--json] [--force] [--wait 30s]
                                            load the approved plan, reconcile, write the report
+                                           (outside schedule.window only with --force)
   lima-tui reconcile [--plan F] [--run ID]   re-run gate 4 against the lake's current snapshots
   lima-tui report [--plan F] [ID]           print a run's report (default: the latest)
   lima-tui approve --gate scope|data-model --by NAME [--plan F]
                                            record a human approval and the plan hash
   lima-tui propose [--plan F] [--write] [--json]
-                                           profile the sources: types, formats, conventions, findings
+                                           gate 3: profile, propose the data model
   lima-tui exceptions list|show|assign|resolve|waive|replay|export …
                                            work through the exception queue
+  lima-tui schedule [--plan F] [--once] [--wait 30s]
+                                           run on the plan's cron, in the foreground
   lima-tui teardown [--plan F] [--confirm PREFIX] [--json]
-                                           gate 5: show the blast radius; remove it once the prefix is typed
+                                           gate 5: blast radius; remove after the prefix
 
 Exit codes: 0 ok; 1 error (nothing half-visible); 2 usage; 3 loaded but gate 4 failed;
 4 a precondition failed, nothing written.
@@ -69,14 +74,9 @@ func main() {
 func Main(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		if !isTerminal(os.Stdin) || !isTerminal(os.Stdout) {
-			fmt.Fprintln(stderr, "\nNo terminal here: use the headless commands above (for example: lima-tui run --plan platform.yaml).")
-		} else {
-			fmt.Fprintln(stderr, "\nThe interactive wizard is not part of this build yet; the headless commands above do the same work.")
-		}
-		return exitUsage
+	if len(args) == 0 || (strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help") {
+		// The wizard; without a terminal it names the headless commands.
+		return cmdWizard(ctx, args, stdout, stderr)
 	}
 	cmd, rest := args[0], args[1:]
 	switch cmd {
@@ -104,8 +104,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	case "teardown":
 		return cmdTeardown(ctx, rest, stdout, stderr)
 	case "schedule":
-		fmt.Fprintf(stderr, "lima-tui %s: not available in this build yet.\n\n%s", cmd, usage)
-		return exitUsage
+		return cmdSchedule(ctx, rest, stdout, stderr)
+	case "wizard":
+		return cmdWizard(ctx, rest, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "lima-tui: unknown command %q\n\n%s", ui.Sanitize(cmd), usage)
 	return exitUsage
@@ -160,7 +161,9 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintf(stderr, "lima: using the existing demo workspace in %s\n", ui.Sanitize(abs))
 	}
-	return runPlan(ctx, flow.Workspace{Dir: *dir}, filepath.Join(*dir, "platform.yaml"), nil, false, *jsonOut, stdout, stderr)
+	// The demo runs now, whatever the run window of its nightly schedule.
+	return runPlan(ctx, flow.Workspace{Dir: *dir}, filepath.Join(*dir, "platform.yaml"), nil, false, *jsonOut, stdout, stderr,
+		flow.RunOptions{Force: true})
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -170,6 +173,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Var(&tables, "table", "load only this table (repeatable)")
 	full := fs.Bool("full-refresh", false, "reload even when the input was already loaded")
 	jsonOut := fs.Bool("json", false, "print a JSON summary on stdout")
+	force := fs.Bool("force", false, "run even outside the plan's run window (schedule.window)")
+	wait := fs.Duration("wait", 0, "wait this long (e.g. 30s) for another run of the workspace to finish instead of exiting at once (exit 4)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -177,10 +182,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lima-tui run: unexpected argument %q\n", ui.Sanitize(fs.Arg(0)))
 		return exitUsage
 	}
-	return runPlan(ctx, flow.Workspace{Dir: filepath.Dir(*planPath)}, *planPath, tables, *full, *jsonOut, stdout, stderr)
+	return runPlan(ctx, flow.Workspace{Dir: filepath.Dir(*planPath)}, *planPath, tables, *full, *jsonOut, stdout, stderr,
+		flow.RunOptions{Force: *force, LockWait: *wait})
 }
 
-func runPlan(ctx context.Context, ws flow.Workspace, planPath string, tables []string, full, jsonOut bool, stdout, stderr io.Writer) int {
+// runPlan runs the plan; base carries Force and LockWait.
+func runPlan(ctx context.Context, ws flow.Workspace, planPath string, tables []string, full, jsonOut bool, stdout, stderr io.Writer, base flow.RunOptions) int {
 	p, err := flow.LoadPlan(planPath)
 	if err != nil {
 		return fail(stderr, err)
@@ -191,7 +198,8 @@ func runPlan(ctx context.Context, ws flow.Workspace, planPath string, tables []s
 	prog := &run.Progress{}
 	done := make(chan struct{})
 	go reportProgress(prog, done, stderr)
-	out, err := flow.Run(ctx, flow.RunOptions{Workspace: ws, Plan: p, Tables: tables, FullRefresh: full, Progress: prog})
+	base.Workspace, base.Plan, base.Tables, base.FullRefresh, base.Progress = ws, p, tables, full, prog
+	out, err := flow.Run(ctx, base)
 	close(done)
 	if err != nil {
 		return fail(stderr, err)

@@ -58,7 +58,7 @@ func TestDemoJSONThenRerunThenTamperedReconcile(t *testing.T) {
 	}
 	plan := filepath.Join(dir, "platform.yaml")
 	// A rerun is "already loaded" and still exits 0.
-	code, stdout, _ = runCLI(t, "run", "--plan", plan)
+	code, stdout, _ = runCLI(t, "run", "--force", "--plan", plan)
 	if code != exitOK || !strings.HasSuffix(strings.TrimSpace(stdout), "report.json") {
 		t.Fatalf("rerun exit %d stdout %q", code, stdout)
 	}
@@ -111,7 +111,7 @@ func TestUnapprovedPlanExitsFourAndWritesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadDir(filepath.Join(dir, "reports"))
-	code, _, stderr := runCLI(t, "run", "--plan", plan)
+	code, _, stderr := runCLI(t, "run", "--force", "--plan", plan)
 	if code != exitPrecondition || !strings.Contains(stderr, "approve") {
 		t.Fatalf("exit %d, want %d: %s", code, exitPrecondition, stderr)
 	}
@@ -124,7 +124,7 @@ func TestUnapprovedPlanExitsFourAndWritesNothing(t *testing.T) {
 	}
 	// The lake table has defect_qty as int; the plan now says long: the
 	// run refuses to change the schema silently and fails the table.
-	code, _, stderr = runCLI(t, "run", "--plan", plan, "--table", "inspections")
+	code, _, stderr = runCLI(t, "run", "--force", "--plan", plan, "--table", "inspections")
 	if code != exitError || !strings.Contains(stderr, "schema evolution is not automatic") && !strings.Contains(stderr, "in the lake but") {
 		t.Fatalf("schema change: exit %d: %s", code, stderr)
 	}
@@ -134,7 +134,7 @@ func TestInvalidPlanExitsTwoWithFieldPath(t *testing.T) {
 	dir := t.TempDir()
 	plan := filepath.Join(dir, "platform.yaml")
 	os.WriteFile(plan, []byte("schema_version: 1\nplatform:\n  prefix: demo\n  patern: iceberg\nsources: {}\n"), 0o600)
-	code, _, stderr := runCLI(t, "run", "--plan", plan)
+	code, _, stderr := runCLI(t, "run", "--force", "--plan", plan)
 	if code != exitUsage || !strings.Contains(stderr, `did you mean "pattern"`) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -49,7 +49,7 @@ func TestProposeProfilesAndRecordsFindings(t *testing.T) {
 		t.Fatalf("findings duplicated: %d → %d", len(after.DataQualityIssues), len(again.DataQualityIssues))
 	}
 	// The plan changed: it must be approved again before it runs.
-	if code, _, _ := runCLI(t, "run", "--plan", pp); code != exitPrecondition {
+	if code, _, _ := runCLI(t, "run", "--force", "--plan", pp); code != exitPrecondition {
 		t.Fatalf("run after propose --write: exit %d, want %d", code, exitPrecondition)
 	}
 	if _, err := os.Stat(pp); err != nil {

@@ -34,7 +34,7 @@ func loadedDemo(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := flow.Run(context.Background(), flow.RunOptions{Workspace: ws, Plan: p}); err != nil {
+	if _, err := flow.Run(context.Background(), flow.RunOptions{Workspace: ws, Plan: p, Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	return dir

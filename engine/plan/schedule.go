@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/robfig/cron/v3"
 )
 
 // Clock is a time of day, 00:00 to 23:59.
@@ -196,7 +198,51 @@ func CheckCron(expr string) error {
 			return fmt.Errorf("%q: %v; %s", expr, err, cronHelp)
 		}
 	}
-	return nil
+	_, err := ParseCron(expr)
+	return err
+}
+
+// ParseCron parses a cron expression that CheckCron accepts with
+// github.com/robfig/cron/v3 (cron.ParseStandard). Day of week 7 (Sunday)
+// becomes 0, descriptors are case-insensitive. The schedule works in wall
+// clock time: give Next a time whose fields are the wall clock of the
+// schedule's zone (see flow.NextFire), not an instant.
+func ParseCron(expr string) (cron.Schedule, error) {
+	e := strings.TrimSpace(expr)
+	if strings.HasPrefix(e, "@") {
+		e = strings.ToLower(e)
+		if e == "@every" || strings.HasPrefix(e, "@every ") {
+			return nil, fmt.Errorf("%q is not a cron expression; %s", expr, cronHelp)
+		}
+	} else if parts := strings.Fields(e); len(parts) == 5 {
+		parts[4] = sundayAsZero(parts[4])
+		e = strings.Join(parts, " ")
+	}
+	if strings.Contains(e, "TZ=") {
+		return nil, fmt.Errorf("%q: name the time zone in schedule.timezone, not in the expression; %s", expr, cronHelp)
+	}
+	s, err := cron.ParseStandard(e)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %v; %s", expr, err, cronHelp)
+	}
+	return s, nil
+}
+
+// sundayAsZero rewrites day of week 7 (Sunday, as in Vixie cron) to 0, which
+// is all robfig/cron knows: "7" and "sun-7" style ranges ending in 7.
+func sundayAsZero(f string) string {
+	items := strings.Split(f, ",")
+	for i, it := range items {
+		switch lo, hi, ok := strings.Cut(it, "-"); {
+		case it == "7":
+			items[i] = "0"
+		case ok && hi == "7" && lo == "7":
+			items[i] = "0"
+		case ok && hi == "7":
+			items[i] = lo + "-6,0"
+		}
+	}
+	return strings.Join(items, ",")
 }
 
 func (f cronField) check(s string) error {

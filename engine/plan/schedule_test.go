@@ -67,6 +67,9 @@ func TestCheckCron(t *testing.T) {
 		"0 x * * *":      `"0 x * * *": hour: "x" is not a number; ` + help,
 		"0 0 * * funday": `"0 0 * * funday": day of week: "funday" is not a number; ` + help,
 		"@sometimes":     `"@sometimes" is not a cron expression; ` + help,
+		// Checked by robfig/cron, which computes the fire times.
+		"0 0 * * 1-7/2": `"0 0 * * 1-7/2": end of range (7) above maximum (6): 1-7/2; ` + help,
+		"@every 1h":     `"@every 1h" is not a cron expression; ` + help,
 	}
 	for in, want := range bad {
 		if err := CheckCron(in); err == nil || err.Error() != want {
@@ -101,5 +104,35 @@ func TestLocationAndDeadline(t *testing.T) {
 		if _, err := (Owner{Deadline: in}).DeadlineAfter(); err == nil || err.Error() != want {
 			t.Errorf("DeadlineAfter(%q) error = %v, want %q", in, err, want)
 		}
+	}
+}
+
+// TestParseCronWithRobfig: fire times from github.com/robfig/cron/v3 on a
+// wall clock in UTC; 2026-11-30 is a Monday.
+func TestParseCronWithRobfig(t *testing.T) {
+	mon := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	cases := map[string]time.Time{
+		"30 4 * * 7":     time.Date(2026, 12, 6, 4, 30, 0, 0, time.UTC), // 7 is Sunday
+		"0 1 * * fri-7":  time.Date(2026, 12, 4, 1, 0, 0, 0, time.UTC),
+		"@Daily":         time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC),
+		"@weekly":        time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC),
+		"*/20 13 * * *":  time.Date(2026, 11, 30, 13, 0, 0, 0, time.UTC),
+		"0 6 1,15 * *":   time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC),
+		"0 0 29 feb *":   time.Date(2028, 2, 29, 0, 0, 0, 0, time.UTC),
+		" 0 0 1 1 * ":    time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC),
+		"0 6-18/2 * * *": time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC),
+	}
+	for in, want := range cases {
+		s, err := ParseCron(in)
+		if err != nil {
+			t.Errorf("ParseCron(%q): %v", in, err)
+			continue
+		}
+		if got := s.Next(mon); !got.Equal(want) {
+			t.Errorf("ParseCron(%q).Next(Mon 12:00) = %s, want %s", in, got, want)
+		}
+	}
+	if _, err := ParseCron("TZ=UTC 0 2 * * *"); err == nil {
+		t.Error("a zone inside the expression was accepted")
 	}
 }

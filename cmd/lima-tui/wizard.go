@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/lima-lake/lima/ui"
+	"github.com/lima-lake/lima/wizard"
+)
+
+// wizardTerminal reports whether stdin and stdout are terminals; a
+// variable so tests can pretend.
+var wizardTerminal = func() bool { return isTerminal(os.Stdin) && isTerminal(os.Stdout) }
+
+// cmdWizard starts the interactive wizard: gate 1 one question at a time,
+// gate 2 with evidence, then the run. It never starts without a terminal.
+func cmdWizard(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("wizard", stderr)
+	planPath := fs.String("plan", "platform.yaml", "the plan; when it does not exist, gate 1 starts a new one there")
+	theme := fs.String("theme", "", "dark, light, projector or mono (default $LIMA_THEME, else dark; NO_COLOR forces mono)")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "lima-tui: unexpected argument %q\n", ui.Sanitize(fs.Arg(0)))
+		return exitUsage
+	}
+	th, err := ui.ResolveTheme(*theme, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "lima-tui: --theme: %s\n", ui.Sanitize(err.Error()))
+		return exitUsage
+	}
+	if !wizardTerminal() {
+		fmt.Fprintln(stderr, "lima-tui: the wizard needs a terminal (stdin and stdout), and this is not one. The headless commands do the same work:")
+		fmt.Fprintln(stderr, "  lima-tui init --source DIR --defaults    gate 1: scope & residency, written to platform.yaml")
+		fmt.Fprintln(stderr, "  lima-tui check --plan platform.yaml      gate 2: preconditions")
+		fmt.Fprintln(stderr, "  lima-tui run --plan platform.yaml        load, reconcile, report")
+		return exitUsage
+	}
+	m := wizard.New(wizard.Options{PlanPath: *planPath, Theme: th, Deps: wizard.DefaultDeps(), Context: ctx})
+	p := tea.NewProgram(m, tea.WithContext(ctx))
+	if _, err := p.Run(); err != nil && ctx.Err() == nil {
+		return fail(stderr, err)
+	}
+	return exitOK
+}

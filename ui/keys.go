@@ -1,0 +1,113 @@
+package ui
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+// Binding is a key binding with help text that, when disabled, says why
+// (lazygit style): the help shows it, and pressing it tells the user.
+type Binding struct {
+	key.Binding
+	// Reason says why the binding is disabled; "" when it is enabled.
+	Reason string
+}
+
+// NewBinding makes an enabled binding.
+func NewBinding(keyHelp, desc string, keys ...string) Binding {
+	return Binding{Binding: key.NewBinding(key.WithKeys(keys...), key.WithHelp(keyHelp, desc))}
+}
+
+// Disable returns the binding disabled for the reason given.
+func (b Binding) Disable(reason string) Binding {
+	b.Reason = reason
+	return b
+}
+
+// Enable returns the binding enabled.
+func (b Binding) Enable() Binding {
+	b.Reason = ""
+	return b
+}
+
+// Enabled reports whether the binding acts.
+func (b Binding) Enabled() bool { return b.Reason == "" }
+
+// Pressed reports whether msg is one of the binding's keys, enabled or not.
+func (b Binding) Pressed(msg tea.KeyPressMsg) bool {
+	s := msg.String()
+	for _, k := range b.Keys() {
+		if k == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Matches reports whether msg presses the binding and it is enabled.
+func (b Binding) Matches(msg tea.KeyPressMsg) bool { return b.Enabled() && b.Pressed(msg) }
+
+// HelpEntry renders "key desc", or "key desc (disabled: reason)".
+func (b Binding) HelpEntry(t Theme) string {
+	h := b.Help()
+	if !b.Enabled() {
+		return t.Disabled.Render(h.Key+" "+h.Desc) + " " + t.Muted.Render("(disabled: "+b.Reason+")")
+	}
+	return t.Key.Render(h.Key) + " " + t.Text.Render(h.Desc)
+}
+
+// GlobalKeys are the keys every screen shares.
+type GlobalKeys struct {
+	Help, Filter, Back, Quit, Interrupt Binding
+}
+
+// DefaultGlobalKeys: ? help, / filter, esc back, q quit, ctrl+c always safe.
+func DefaultGlobalKeys() GlobalKeys {
+	return GlobalKeys{
+		Help:      NewBinding("?", "help", "?"),
+		Filter:    NewBinding("/", "filter", "/").Disable("nothing to filter on this screen"),
+		Back:      NewBinding("esc", "back", "esc"),
+		Quit:      NewBinding("q", "quit", "q"),
+		Interrupt: NewBinding("ctrl+c", "quit safely", "ctrl+c"),
+	}
+}
+
+// Typing returns the keys while a text field has the focus: q, ? and /
+// are text then.
+func (k GlobalKeys) Typing(typing bool) GlobalKeys {
+	if typing {
+		const why = "typing: the key is text here; press esc to leave the field"
+		k.Quit = k.Quit.Disable(why)
+		k.Help = k.Help.Disable(why)
+		k.Filter = k.Filter.Disable(why)
+	}
+	return k
+}
+
+// All lists the bindings in help order.
+func (k GlobalKeys) All() []Binding {
+	return []Binding{k.Help, k.Filter, k.Back, k.Quit, k.Interrupt}
+}
+
+// HelpLine renders the enabled bindings on one line.
+func HelpLine(t Theme, bs ...Binding) string {
+	var parts []string
+	for _, b := range bs {
+		if b.Enabled() {
+			parts = append(parts, b.HelpEntry(t))
+		}
+	}
+	return strings.Join(parts, t.Muted.Render(" · "))
+}
+
+// HelpFull renders every binding, one a line, disabled ones with their
+// reason.
+func HelpFull(t Theme, bs ...Binding) string {
+	lines := make([]string, len(bs))
+	for i, b := range bs {
+		lines[i] = "  " + b.HelpEntry(t)
+	}
+	return strings.Join(lines, "\n")
+}

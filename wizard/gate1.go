@@ -1,0 +1,529 @@
+package wizard
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"github.com/lima-lake/lima/gates"
+	"github.com/lima-lake/lima/ui"
+)
+
+type gate1Keys struct {
+	Up, Down, Choose, Toggle, Defaults, Back, Next ui.Binding
+}
+
+// gate1Screen asks the gate 1 questions one at a time.
+type gate1Screen struct {
+	theme ui.Theme
+	w, h  int
+	keys  gate1Keys
+
+	qs       []gates.Question
+	answers  gates.Answers
+	answered map[string]bool
+	idx      int // current question; len(qs): all answered
+	history  []int
+	cursor   int
+	selected map[string]bool // a Multi question with choices
+	input    textinput.Model
+	editing  bool
+	problem  string
+	fix      string
+	status   string
+	statusOK ui.Status
+}
+
+func newGate1(t ui.Theme) *gate1Screen {
+	in := textinput.New()
+	in.Prompt = "> "
+	plain := lipgloss.NewStyle()
+	st := textinput.Styles{
+		Focused: textinput.StyleState{Text: plain, Placeholder: t.Muted, Suggestion: t.Muted, Prompt: t.Key},
+		Blurred: textinput.StyleState{Text: plain, Placeholder: t.Muted, Suggestion: t.Muted, Prompt: t.Muted},
+	}
+	st.Cursor = in.Styles().Cursor
+	st.Cursor.Blink = false
+	in.SetStyles(st)
+	in.CharLimit = 400
+	return &gate1Screen{theme: t, qs: gates.Questions(), answers: gates.Answers{}, answered: map[string]bool{},
+		input: in, selected: map[string]bool{},
+		keys: gate1Keys{
+			Up:       ui.NewBinding("↑/↓", "move", "up", "k"),
+			Down:     ui.NewBinding("↓/j", "down", "down", "j"),
+			Choose:   ui.NewBinding("enter", "choose", "enter"),
+			Toggle:   ui.NewBinding("space", "tick", "space"),
+			Defaults: ui.NewBinding("d", "defaults for the rest", "d", "ctrl+d"),
+			Back:     ui.NewBinding("esc", "back", "esc", "shift+tab"),
+			Next:     ui.NewBinding("enter", "continue to gate 2", "enter"),
+		}}
+}
+
+func (s *gate1Screen) SetSize(w, h int) {
+	s.w, s.h = w, h
+	s.input.SetWidth(max(10, w-8))
+}
+
+func (s *gate1Screen) Typing() bool { return s.editing }
+
+func (s *gate1Screen) done() bool { return s.idx >= len(s.qs) }
+
+// Start takes the loaded session: the first question not answered yet.
+func (s *gate1Screen) Start(m sessionMsg) tea.Cmd {
+	s.answers, s.answered = m.answers, m.answered
+	s.history = nil
+	s.idx = len(s.qs)
+	for i, q := range s.qs {
+		if q.Applies(s.answers) && !s.answered[q.ID] {
+			s.idx = i
+			break
+		}
+	}
+	// The questions before it are the way back.
+	for i := 0; i < s.idx && i < len(s.qs); i++ {
+		if s.qs[i].Applies(s.answers) {
+			s.history = append(s.history, i)
+		}
+	}
+	if s.done() {
+		s.history = nil
+		for i, q := range s.qs {
+			if q.Applies(s.answers) {
+				s.history = append(s.history, i)
+			}
+		}
+		if m.exists {
+			s.status, s.statusOK = "answers recorded in platform.yaml", ui.StatusOK
+		}
+	}
+	return s.setup()
+}
+
+// Reopen is called when gate 2 goes back to gate 1.
+func (s *gate1Screen) Reopen() { s.problem, s.fix = "", "" }
+
+func (s *gate1Screen) question() gates.Question { return s.qs[s.idx] }
+
+func (s *gate1Screen) textOnly(q gates.Question) bool { return len(q.Choices) == 0 }
+
+// setup prepares the current question: the cursor on the current or the
+// recommended answer, the field filled with it.
+func (s *gate1Screen) setup() tea.Cmd {
+	s.problem, s.fix = "", ""
+	s.editing = false
+	s.input.Blur()
+	if s.done() {
+		return nil
+	}
+	q := s.question()
+	cur := q.Recommended(s.answers)
+	if s.answered[q.ID] {
+		cur = s.answers[q.ID]
+	}
+	s.cursor = 0
+	s.selected = map[string]bool{}
+	if q.Multi && len(q.Choices) > 0 {
+		for _, v := range (gates.Answers{"x": cur}).List("x") {
+			s.selected[v] = true
+		}
+	} else if i := slices.IndexFunc(q.Choices, func(c gates.Choice) bool { return c.Value == cur }); i >= 0 {
+		s.cursor = i
+	} else if q.Free && cur != "" {
+		s.cursor = len(q.Choices) // other…
+	}
+	s.input.SetValue(cur)
+	s.input.Placeholder = q.Recommended(s.answers)
+	s.input.CursorEnd()
+	if s.textOnly(q) {
+		s.editing = true
+		return s.input.Focus()
+	}
+	return nil
+}
+
+func (s *gate1Screen) rows(q gates.Question) int {
+	n := len(q.Choices)
+	if q.Free && !q.Multi {
+		n++
+	}
+	return n
+}
+
+// Keys is the screen's key map, disabled bindings with their reason.
+func (s *gate1Screen) Keys() []ui.Binding {
+	k := s.keys
+	if len(s.history) == 0 {
+		k.Back = k.Back.Disable("this is the first question")
+	}
+	if s.done() {
+		k.Next = k.Next.Enable()
+		if failed := gates.FailedFindings(gates.CheckAnswers(s.answers)); len(failed) > 0 {
+			k.Next = k.Next.Disable(fmt.Sprintf("%d answer(s) do not pass gate 1", len(failed)))
+		}
+		return []ui.Binding{k.Next, k.Back}
+	}
+	q := s.question()
+	if s.editing {
+		k.Choose = ui.NewBinding("enter", "answer", "enter")
+		k.Defaults = ui.NewBinding("ctrl+d", "defaults for the rest", "ctrl+d")
+		if !s.textOnly(q) {
+			k.Back = ui.NewBinding("esc", "back to the list", "esc", "shift+tab")
+		}
+		return []ui.Binding{k.Choose, k.Defaults, k.Back}
+	}
+	if !q.Multi {
+		k.Toggle = k.Toggle.Disable("one answer only: enter chooses it")
+	} else {
+		k.Choose = ui.NewBinding("enter", "confirm the ticked", "enter")
+	}
+	return []ui.Binding{k.Up, k.Choose, k.Toggle, k.Defaults, k.Back}
+}
+
+// Update handles the screen's keys; next is true when gate 1 is done and
+// the user goes on to gate 2.
+func (s *gate1Screen) Update(msg tea.Msg, sv *saver) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case savedMsg:
+		if msg.seq < sv.seq {
+			return nil, false
+		}
+		var nyet errNotYet
+		switch {
+		case msg.err == nil:
+			s.status, s.statusOK = "saved to platform.yaml", ui.StatusOK
+		case errors.As(msg.err, &nyet):
+			s.status, s.statusOK = "not saved yet: this answer completes the plan", ui.StatusWarn
+		default:
+			s.status, s.statusOK = "not saved: "+ui.Sanitize(msg.err.Error()), ui.StatusFailed
+		}
+		return nil, false
+	case tea.KeyPressMsg:
+		return s.key(msg, sv)
+	}
+	if s.editing {
+		var cmd tea.Cmd
+		s.input, cmd = s.input.Update(msg)
+		return cmd, false
+	}
+	return nil, false
+}
+
+func (s *gate1Screen) key(msg tea.KeyPressMsg, sv *saver) (tea.Cmd, bool) {
+	if s.done() {
+		switch {
+		case s.keys.Back.Pressed(msg):
+			return s.back(), false
+		case s.keys.Next.Pressed(msg):
+			if len(gates.FailedFindings(gates.CheckAnswers(s.answers))) == 0 {
+				return nil, true
+			}
+		}
+		return nil, false
+	}
+	q := s.question()
+	if s.editing {
+		switch msg.String() {
+		case "enter":
+			return s.answer(strings.TrimSpace(s.input.Value()), sv), false
+		case "ctrl+d":
+			return s.defaults(sv), false
+		case "esc", "shift+tab":
+			if !s.textOnly(q) {
+				s.editing = false
+				s.input.Blur()
+				return nil, false
+			}
+			return s.back(), false
+		}
+		var cmd tea.Cmd
+		s.input, cmd = s.input.Update(msg)
+		return cmd, false
+	}
+	n := s.rows(q)
+	switch {
+	case s.keys.Up.Pressed(msg):
+		s.cursor = (s.cursor - 1 + n) % n
+	case s.keys.Down.Pressed(msg):
+		s.cursor = (s.cursor + 1) % n
+	case s.keys.Toggle.Pressed(msg) && q.Multi:
+		v := q.Choices[s.cursor].Value
+		s.selected[v] = !s.selected[v]
+	case s.keys.Defaults.Pressed(msg):
+		return s.defaults(sv), false
+	case s.keys.Back.Pressed(msg):
+		return s.back(), false
+	case s.keys.Choose.Pressed(msg):
+		switch {
+		case q.Multi:
+			var vals []string
+			for _, c := range q.Choices {
+				if s.selected[c.Value] {
+					vals = append(vals, c.Value)
+				}
+			}
+			return s.answer(strings.Join(vals, ", "), sv), false
+		case s.cursor >= len(q.Choices):
+			s.editing = true
+			if slices.ContainsFunc(q.Choices, func(c gates.Choice) bool { return c.Value == s.input.Value() }) {
+				s.input.SetValue("")
+			}
+			return s.input.Focus(), false
+		default:
+			return s.answer(q.Choices[s.cursor].Value, sv), false
+		}
+	}
+	return nil, false
+}
+
+// answer records an answer to the current question when it passes, saves
+// and moves on; otherwise it shows what is wrong and what to answer.
+func (s *gate1Screen) answer(ans string, sv *saver) tea.Cmd {
+	q := s.question()
+	if err := q.Check(ans, s.answers); err != nil {
+		s.showError(err)
+		return nil
+	}
+	s.answers[q.ID] = ans
+	s.answered[q.ID] = true
+	s.history = append(s.history, s.idx)
+	s.idx = s.nextFrom(s.idx + 1)
+	return tea.Batch(s.setup(), sv.Save(s.answers, s.answered))
+}
+
+func (s *gate1Screen) showError(err error) {
+	var ae *gates.AnswerError
+	if errors.As(err, &ae) {
+		s.problem, s.fix = ae.Problem, ae.Fix
+		return
+	}
+	s.problem, s.fix = err.Error(), ""
+}
+
+func (s *gate1Screen) nextFrom(i int) int {
+	for ; i < len(s.qs); i++ {
+		if s.qs[i].Applies(s.answers) {
+			return i
+		}
+	}
+	return len(s.qs)
+}
+
+// defaults answers the current and every later question with its
+// recommended answer, stopping at one a person must answer.
+func (s *gate1Screen) defaults(sv *saver) tea.Cmd {
+	i := s.idx
+	var stop error
+	for i = s.nextFrom(i); i < len(s.qs); i = s.nextFrom(i + 1) {
+		q := s.qs[i]
+		rec := q.Recommended(s.answers)
+		if rec == "" && !q.Multi {
+			stop = &gates.AnswerError{Problem: "this question has no default", Fix: "a person must answer it: " + choicesText(q)}
+			break
+		}
+		if err := q.Check(rec, s.answers); err != nil {
+			stop = err
+			break
+		}
+		s.answers[q.ID] = rec
+		s.answered[q.ID] = true
+		s.history = append(s.history, i)
+	}
+	s.idx = i
+	cmd := s.setup()
+	if stop != nil {
+		s.showError(stop)
+	}
+	return tea.Batch(cmd, sv.Save(s.answers, s.answered))
+}
+
+func choicesText(q gates.Question) string {
+	var v []string
+	for _, c := range q.Choices {
+		v = append(v, c.Value)
+	}
+	if len(v) == 0 {
+		return "type the answer"
+	}
+	return strings.Join(v, ", ")
+}
+
+func (s *gate1Screen) back() tea.Cmd {
+	if len(s.history) == 0 {
+		return nil
+	}
+	s.idx = s.history[len(s.history)-1]
+	s.history = s.history[:len(s.history)-1]
+	return s.setup()
+}
+
+// position is the current question's number and the number of questions
+// that apply.
+func (s *gate1Screen) position() (int, int) {
+	full := completeAnswers(s.answers, s.answered)
+	n, total := 0, 0
+	for i, q := range s.qs {
+		if q.Applies(full) {
+			total++
+			if i <= s.idx {
+				n++
+			}
+		}
+	}
+	return n, total
+}
+
+// Render draws the current question, or the summary when all are answered.
+func (s *gate1Screen) Render() string {
+	t := s.theme
+	compact := ui.Classify(s.w+2, s.h+4) != ui.SizeFull
+	var b []string
+	add := func(l ...string) { b = append(b, l...) }
+	gap := func() {
+		if !compact {
+			add("")
+		}
+	}
+	if s.done() {
+		add(t.Title.Render("Gate 1 · scope & residency")+"  "+t.Muted.Render("all questions answered"), "")
+		findings := gates.CheckAnswers(s.answers)
+		for _, q := range s.qs {
+			if !q.Applies(s.answers) {
+				continue
+			}
+			v := s.answers[q.ID]
+			if v == "" {
+				v = "(none)"
+			}
+			add(fmt.Sprintf("  %-18s %s", q.ID, ui.Sanitize(v)))
+		}
+		gap()
+		for _, f := range findings {
+			if f.Status == gates.Fail || f.Name == "residency" {
+				add(findingLines(t, f, s.w)...)
+			}
+		}
+		gap()
+		if failed := gates.FailedFindings(findings); len(failed) == 0 {
+			add(t.OK.Render(ui.StatusOK.Glyph()) + " gate 1 passes: enter runs gate 2 (the preconditions)")
+		}
+		if s.status != "" {
+			add(t.StatusText(s.statusOK, s.statusOK.Glyph()+" "+s.status))
+		}
+		return strings.Join(b, "\n")
+	}
+	q := s.question()
+	n, total := s.position()
+	add(t.Title.Render("Gate 1 · scope & residency") + "  " + t.Muted.Render(fmt.Sprintf("question %d of %d", n, total)))
+	gap()
+	add(t.Text.Bold(true).Render(q.Prompt))
+	if q.Help != "" {
+		for _, l := range ui.Wrap(q.Help, s.w, "") {
+			add(t.Muted.Render(l))
+		}
+	}
+	if q.Explain != nil {
+		for _, l := range strings.Split(q.Explain(s.answers), "\n") {
+			add(ui.Wrap(ui.Sanitize(l), s.w, "    ")...)
+		}
+	}
+	gap()
+	rec := q.Recommended(s.answers)
+	vw := 0
+	for _, c := range q.Choices {
+		vw = max(vw, ui.Width(c.Value))
+	}
+	vw = min(max(vw, 6), 20)
+	for i, c := range q.Choices {
+		marker := t.Blank
+		if i == s.cursor && !s.editing {
+			marker = t.FocusMarker
+		}
+		box := ""
+		if q.Multi {
+			box = "[ ] "
+			if s.selected[c.Value] {
+				box = "[x] "
+			}
+		}
+		val := fmt.Sprintf("%-*s", vw, c.Value)
+		if i == s.cursor && !s.editing {
+			val = t.Focus.Render(val)
+		} else if c.Value == rec {
+			val = t.Default.Render(val)
+		}
+		help := c.Help
+		if c.Value == rec && !strings.Contains(help, "(recommended)") {
+			help = t.Default.Render("(recommended)") + " " + help
+		}
+		add(ui.Fit(marker+box+val+"  "+t.Muted.Render(help), s.w))
+	}
+	if q.Free && !q.Multi && len(q.Choices) > 0 {
+		marker := t.Blank
+		label := fmt.Sprintf("%-*s", vw, "other…")
+		if s.cursor == len(q.Choices) && !s.editing {
+			marker, label = t.FocusMarker, t.Focus.Render(label)
+		}
+		add(marker + label + "  " + t.Muted.Render("type another answer"))
+	}
+	if s.editing || (s.textOnly(q)) {
+		if !s.textOnly(q) {
+			gap()
+		}
+		add(s.input.View())
+		if rec != "" {
+			add(t.Muted.Render("recommended: ") + t.Default.Render(ui.Sanitize(rec)))
+		}
+	}
+	if s.problem != "" {
+		gap()
+		for i, l := range ui.Wrap(ui.StatusFailed.Glyph()+" "+ui.Sanitize(s.problem), s.w, "  ") {
+			if i == 0 {
+				l = t.Failed.Render(ui.StatusFailed.Glyph()) + t.Error.Render(strings.TrimPrefix(l, ui.StatusFailed.Glyph()))
+			} else {
+				l = t.Error.Render(l)
+			}
+			add(l)
+		}
+		if s.fix != "" {
+			add(ui.Wrap("  fix: "+ui.Sanitize(s.fix), s.w, "       ")...)
+		}
+	}
+	if s.status != "" {
+		gap()
+		add(ui.Fit(t.StatusText(s.statusOK, s.statusOK.Glyph()+" "+s.status), s.w))
+	}
+	return strings.Join(b, "\n")
+}
+
+// findingLines renders a finding: glyph, name, evidence; the fix below a
+// finding that did not pass.
+func findingLines(t ui.Theme, f gates.Finding, w int) []string {
+	st := statusOf(f.Status)
+	out := []string{ui.Fit(t.Status(st)+" "+t.Text.Bold(true).Render(ui.Sanitize(f.Name)), w)}
+	if f.Detail != "" {
+		out = append(out, ui.Wrap("    "+ui.Sanitize(f.Detail), w, "    ")...)
+	}
+	if f.Fix != "" && f.Status != gates.Pass {
+		out = append(out, ui.Wrap("    fix: "+ui.Sanitize(f.Fix), w, "         ")...)
+	}
+	return out
+}
+
+func statusOf(s string) ui.Status {
+	switch s {
+	case gates.Pass:
+		return ui.StatusOK
+	case gates.Fail:
+		return ui.StatusFailed
+	case gates.Warn:
+		return ui.StatusWarn
+	case gates.Skip:
+		return ui.StatusSkipped
+	}
+	return ui.StatusPending
+}

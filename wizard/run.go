@@ -1,0 +1,375 @@
+package wizard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/spinner"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/engine/run"
+	"github.com/lima-lake/lima/flow"
+	"github.com/lima-lake/lima/ui"
+)
+
+// PollInterval is how often the run screen reads the live counters: at
+// most 10 times a second, never a message per row.
+const PollInterval = 100 * time.Millisecond
+
+type runState int
+
+const (
+	rsReady runState = iota
+	rsRunning
+	rsConfirm
+	rsCancelling
+	rsDone
+	rsFailed
+)
+
+type runTickMsg struct{ gen int }
+
+type runDoneMsg struct {
+	gen     int
+	outcome *flow.Outcome
+	err     error
+}
+
+// tableRow is one table's counters as last polled.
+type tableRow struct {
+	name, phase               string
+	read, loaded, quarantined int64
+	bytes, total              int64
+	elapsed                   time.Duration
+}
+
+type runKeys struct {
+	Start, Back, Yes, No ui.Binding
+}
+
+// runScreen starts the run and shows one row per table.
+type runScreen struct {
+	theme   ui.Theme
+	w, h    int
+	now     func() time.Time
+	keys    runKeys
+	state   runState
+	gen     int
+	plan    *plan.Plan
+	snap    func() []*run.TableProgress
+	rows    []tableRow
+	started time.Time
+	ended   time.Time
+	cancel  context.CancelFunc
+	outcome *flow.Outcome
+	err     error
+	spin    spinner.Model
+}
+
+func newRunScreen(t ui.Theme, now func() time.Time) *runScreen {
+	return &runScreen{theme: t, now: now, spin: spinner.New(spinner.WithSpinner(spinner.Line), spinner.WithStyle(t.Running)),
+		keys: runKeys{
+			Start: ui.NewBinding("enter", "start the run", "enter"),
+			Back:  ui.NewBinding("esc", "back to gate 2", "esc"),
+			Yes:   ui.NewBinding("y", "cancel the run", "y"),
+			No:    ui.NewBinding("n", "keep running", "n", "esc"),
+		}}
+}
+
+func (s *runScreen) SetSize(w, h int) { s.w, s.h = w, h }
+func (s *runScreen) Typing() bool     { return false }
+
+func (s *runScreen) running() bool {
+	return s.state == rsRunning || s.state == rsConfirm || s.state == rsCancelling
+}
+
+// Ready shows the start screen for the plan gate 2 passed.
+func (s *runScreen) Ready(p *plan.Plan) {
+	if !s.running() {
+		s.plan, s.state, s.outcome, s.err, s.rows = p, rsReady, nil, nil, nil
+	}
+}
+
+// AskCancel is ctrl+c while the run is going: ask first.
+func (s *runScreen) AskCancel() tea.Cmd {
+	if s.state == rsRunning {
+		s.state = rsConfirm
+	}
+	return nil
+}
+
+func (s *runScreen) Keys() []ui.Binding {
+	k := s.keys
+	switch s.state {
+	case rsConfirm:
+		return []ui.Binding{k.Yes, k.No}
+	case rsRunning, rsCancelling:
+		return []ui.Binding{ui.NewBinding("ctrl+c", "cancel the run", "ctrl+c")}
+	case rsReady:
+		return []ui.Binding{k.Start, k.Back}
+	}
+	k.Start = ui.NewBinding("enter", "run again", "enter")
+	return []ui.Binding{k.Start, k.Back}
+}
+
+func (s *runScreen) tick() tea.Cmd {
+	gen := s.gen
+	return tea.Tick(PollInterval, func(time.Time) tea.Msg { return runTickMsg{gen: gen} })
+}
+
+func (s *runScreen) start(d Deps, ws flow.Workspace, parent context.Context) tea.Cmd {
+	s.gen++
+	gen := s.gen
+	ctx, cancel := context.WithCancel(parent)
+	prog := &run.Progress{}
+	s.cancel, s.snap, s.state, s.rows, s.outcome, s.err = cancel, prog.Snapshot, rsRunning, nil, nil, nil
+	s.started, s.ended = s.now(), time.Time{}
+	// A person starting the run in the wizard chose to run now: like
+	// `lima-tui run --force`, the schedule's window does not apply.
+	o := flow.RunOptions{Workspace: ws, Plan: s.plan, Progress: prog, Force: true}
+	do := func() tea.Msg {
+		out, err := d.Run(ctx, o)
+		return runDoneMsg{gen: gen, outcome: out, err: err}
+	}
+	return tea.Batch(do, s.tick(), s.spin.Tick)
+}
+
+// poll copies the live counters.
+func (s *runScreen) poll() {
+	if s.snap == nil {
+		return
+	}
+	now := s.now()
+	if !s.ended.IsZero() {
+		now = s.ended
+	}
+	tps := s.snap()
+	rows := make([]tableRow, 0, len(tps))
+	for _, tp := range tps {
+		if tp == nil {
+			continue
+		}
+		phase, _ := tp.Phase.Load().(string)
+		r := tableRow{name: tp.Table, phase: phase, read: tp.RowsRead.Load(), loaded: tp.Loaded.Load(),
+			quarantined: tp.Quarantined.Load(), bytes: tp.Bytes.Load(), total: tp.TotalBytes.Load()}
+		if !s.ended.IsZero() {
+			r.phase = "finished"
+		}
+		if !tp.Started.IsZero() {
+			r.elapsed = now.Sub(tp.Started)
+		}
+		rows = append(rows, r)
+	}
+	s.rows = rows
+}
+
+// Update handles the run's messages and keys.
+func (s *runScreen) Update(msg tea.Msg, d Deps, ws flow.Workspace, ctx context.Context) (tea.Cmd, nav) {
+	switch msg := msg.(type) {
+	case spinner.TickMsg:
+		if !s.running() {
+			return nil, navStay
+		}
+		var cmd tea.Cmd
+		s.spin, cmd = s.spin.Update(msg)
+		return cmd, navStay
+	case runTickMsg:
+		if msg.gen != s.gen || !s.running() {
+			return nil, navStay
+		}
+		s.poll()
+		return s.tick(), navStay
+	case runDoneMsg:
+		if msg.gen != s.gen {
+			return nil, navStay
+		}
+		s.ended = s.now()
+		s.poll()
+		if s.cancel != nil {
+			s.cancel()
+		}
+		s.outcome, s.err = msg.outcome, msg.err
+		s.state = rsDone
+		if msg.err != nil && msg.outcome == nil {
+			s.state = rsFailed
+		}
+		return nil, navStay
+	case tea.KeyPressMsg:
+		switch s.state {
+		case rsConfirm:
+			switch {
+			case s.keys.Yes.Pressed(msg):
+				s.state = rsCancelling
+				if s.cancel != nil {
+					s.cancel()
+				}
+			case s.keys.No.Pressed(msg):
+				s.state = rsRunning
+			}
+		case rsReady, rsDone, rsFailed:
+			switch {
+			case s.keys.Start.Pressed(msg) && s.plan != nil:
+				return s.start(d, ws, ctx), navStay
+			case s.keys.Back.Pressed(msg):
+				return nil, navBack
+			}
+		}
+	}
+	return nil, navStay
+}
+
+func rate(n int64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+func (s *runScreen) Render() string {
+	t := s.theme
+	var b []string
+	add := func(l ...string) { b = append(b, l...) }
+	head := t.Title.Render("Run · load, reconcile, report")
+	switch s.state {
+	case rsReady:
+		add(head, "")
+		name := "the plan"
+		if s.plan != nil {
+			name = fmt.Sprintf("%d table(s) of %s", len(s.plan.TableNames()), ui.Sanitize(s.plan.Platform.Prefix))
+		}
+		add(ui.Wrap("Gate 2 passed. Enter loads "+name+", reconciles every committed table (gate 4) and writes the report.", s.w, "")...)
+		for _, l := range ui.Wrap("The plan runs only when its data model was approved under its current hash (lima-tui approve --gate data-model).", s.w, "") {
+			add(t.Muted.Render(l))
+		}
+		return strings.Join(b, "\n")
+	}
+	var read, quar int64
+	var bytes int64
+	for _, r := range s.rows {
+		read += r.read
+		quar += r.quarantined
+		bytes += r.bytes
+	}
+	elapsed := s.now().Sub(s.started)
+	if !s.ended.IsZero() {
+		elapsed = s.ended.Sub(s.started)
+	}
+	counters := fmt.Sprintf("%d table(s) · %s rows read · %s exception(s) · %s · %s", len(s.rows), ui.Count(read), ui.Count(quar), ui.Bytes(bytes), elapsed.Round(time.Second))
+	switch s.state {
+	case rsRunning, rsConfirm, rsCancelling:
+		add(head, s.spin.View()+" "+counters)
+	default:
+		add(head, counters)
+	}
+	add("")
+	add(s.table()...)
+	add("")
+	switch s.state {
+	case rsConfirm:
+		add(t.Warn.Render(ui.StatusWarn.Glyph() + " Cancel the run? y cancels (nothing half-visible is committed), n keeps it running."))
+	case rsCancelling:
+		add(t.Warn.Render(ui.StatusWarn.Glyph() + " cancelling: the tables in flight are rolled back…"))
+	case rsDone:
+		add(s.doneLines()...)
+	case rsFailed:
+		add(s.failLines()...)
+	}
+	return strings.Join(b, "\n")
+}
+
+// table renders one row per table; a bar only when the total is known.
+func (s *runScreen) table() []string {
+	t := s.theme
+	nw := 8
+	for _, r := range s.rows {
+		nw = max(nw, ui.Width(ui.Sanitize(r.name)))
+	}
+	nw = min(nw, max(8, s.w-62))
+	hdr := fmt.Sprintf("  %-*s %-12s %12s %10s %8s %10s", nw, "table", "phase", "rows", "rows/s", "MB/s", "exceptions")
+	out := []string{t.Muted.Render(ui.Fit(hdr, s.w))}
+	if len(s.rows) == 0 {
+		return append(out, t.Muted.Render("  waiting for the first table…"))
+	}
+	for _, r := range s.rows {
+		st := ui.StatusRunning
+		if s.state == rsDone || s.state == rsFailed {
+			st = ui.StatusOK
+			if r.quarantined > 0 {
+				st = ui.StatusWarn
+			}
+		}
+		name := ui.Fit(ui.Sanitize(r.name), nw)
+		name += strings.Repeat(" ", max(0, nw-ui.Width(name)))
+		line := fmt.Sprintf("%s %s %-12s %12s %10s %8.1f %10s", t.Status(st), name,
+			ui.Fit(ui.Sanitize(r.phase), 12), ui.Count(r.read), ui.Count(int64(rate(r.read, r.elapsed))), rate(r.bytes, r.elapsed)/1e6, ui.Count(r.quarantined))
+		if r.total > 0 && s.w-ui.Width(line) >= 14 {
+			line += " " + ui.Bar(min(22, s.w-ui.Width(line)-7), float64(r.bytes)/float64(r.total)) + fmt.Sprintf(" %3.0f%%", 100*float64(r.bytes)/float64(r.total))
+		}
+		out = append(out, ui.Fit(line, s.w))
+	}
+	return out
+}
+
+func (s *runScreen) doneLines() []string {
+	t := s.theme
+	var out []string
+	o := s.outcome
+	status := "done"
+	if o != nil && o.Report != nil {
+		status = o.Report.Status
+	}
+	mark := ui.StatusOK
+	if s.err != nil {
+		mark = ui.StatusFailed
+	}
+	runID := ""
+	if o != nil && o.Result != nil {
+		runID = o.Result.RunID
+	}
+	out = append(out, t.Status(mark)+" "+t.Text.Bold(true).Render(fmt.Sprintf("run %s: %s", ui.Sanitize(runID), ui.Sanitize(status))))
+	if s.err != nil {
+		out = append(out, ui.Wrap("    "+ui.Sanitize(s.err.Error()), s.w, "    ")...)
+	}
+	if o != nil && o.ReportPath != "" {
+		out = append(out, "  report: "+ui.Sanitize(o.ReportPath))
+		if md := strings.TrimSuffix(o.ReportPath, filepath.Ext(o.ReportPath)) + ".md"; md != o.ReportPath {
+			out = append(out, "          "+ui.Sanitize(md))
+		}
+	}
+	if o != nil && o.Result != nil {
+		out = append(out, "", t.Muted.Render("  balance per table: read = loaded + quarantined + skipped"))
+		for _, tr := range o.Result.Tables {
+			ok := tr.RowsRead == tr.RowsLoaded+tr.RowsQuarantined+tr.RowsSkipped
+			st, rel := ui.StatusOK, "="
+			if !ok {
+				st, rel = ui.StatusFailed, "≠"
+			}
+			out = append(out, ui.Fit(fmt.Sprintf("%s %s: %s %s %s + %s + %s  (%s)", t.Status(st), ui.Sanitize(tr.Name), ui.Count(tr.RowsRead), rel,
+				ui.Count(tr.RowsLoaded), ui.Count(tr.RowsQuarantined), ui.Count(tr.RowsSkipped), ui.Sanitize(tr.Status)), s.w))
+		}
+	}
+	return out
+}
+
+func (s *runScreen) failLines() []string {
+	t := s.theme
+	head := "the run failed; nothing half-visible was committed"
+	fix := "read the message, fix the cause, then enter runs again"
+	switch {
+	case errors.Is(s.err, context.Canceled):
+		head, fix = "the run was cancelled; nothing half-visible was committed", "enter runs again"
+	case errors.Is(s.err, flow.ErrPrecondition):
+		head = "a precondition failed; nothing was written"
+		fix = "esc goes back to gate 2, which shows the evidence and the fix"
+	}
+	out := []string{t.Failed.Render(ui.StatusFailed.Glyph()) + " " + head}
+	if s.err != nil && !errors.Is(s.err, context.Canceled) {
+		out = append(out, ui.Wrap("    "+ui.Sanitize(s.err.Error()), s.w, "    ")...)
+	}
+	return append(out, "    fix: "+fix)
+}

@@ -1,0 +1,334 @@
+// Package wizard is the bubbletea root model of lima-tui: the gate state
+// machine, asked one question at a time. The root owns routing, focus and
+// layout; each screen is a struct with SetSize, a key map and a render
+// method. Update does no I/O: loading and saving the plan, gate 2 and the
+// run happen in tea.Cmds.
+package wizard
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/flow"
+	"github.com/lima-lake/lima/gates"
+	"github.com/lima-lake/lima/ui"
+)
+
+// Deps are the wizard's calls into the engine; tests replace them.
+type Deps struct {
+	Preconditions func(ctx context.Context, ws flow.Workspace, p *plan.Plan) []gates.Finding
+	Run           func(ctx context.Context, o flow.RunOptions) (*flow.Outcome, error)
+	Now           func() time.Time
+}
+
+// DefaultDeps call flow.
+func DefaultDeps() Deps {
+	return Deps{Preconditions: flow.Preconditions, Run: flow.Run, Now: time.Now}
+}
+
+// Options start the wizard.
+type Options struct {
+	// PlanPath is platform.yaml; when it does not exist, gate 1 starts a
+	// new plan there.
+	PlanPath string
+	Theme    ui.Theme
+	Deps     Deps
+	// Context is the parent of the run's context (default Background).
+	Context context.Context
+}
+
+type route int
+
+const (
+	routeLoading route = iota
+	routeGate1
+	routeGate2
+	routeRun
+)
+
+// Model is the root model.
+type Model struct {
+	theme    ui.Theme
+	keys     ui.GlobalKeys
+	deps     Deps
+	ctx      context.Context
+	planPath string
+	ws       flow.Workspace
+	saver    *saver
+
+	route    route
+	w, h     int
+	showHelp bool
+	loadErr  string
+
+	gate1 *gate1Screen
+	gate2 *gate2Screen
+	run   *runScreen
+}
+
+// New returns the root model; Init loads the session from PlanPath.
+func New(o Options) *Model {
+	if o.Deps.Now == nil {
+		o.Deps.Now = time.Now
+	}
+	if o.Context == nil {
+		o.Context = context.Background()
+	}
+	if o.Theme.Name == "" {
+		o.Theme = ui.MustTheme(ui.ThemeDark)
+	}
+	if o.PlanPath == "" {
+		o.PlanPath = "platform.yaml"
+	}
+	abs, err := filepath.Abs(o.PlanPath)
+	if err == nil {
+		o.PlanPath = abs
+	}
+	m := &Model{theme: o.Theme, keys: ui.DefaultGlobalKeys(), deps: o.Deps, ctx: o.Context,
+		planPath: o.PlanPath, ws: flow.Workspace{Dir: filepath.Dir(o.PlanPath)}, w: 100, h: 30}
+	m.saver = &saver{planPath: o.PlanPath, now: o.Deps.Now}
+	m.gate1 = newGate1(m.theme)
+	m.gate2 = newGate2(m.theme)
+	m.run = newRunScreen(m.theme, o.Deps.Now)
+	return m
+}
+
+// Init loads the session (the plan and the wizard's progress).
+func (m *Model) Init() tea.Cmd { return loadSession(m.planPath) }
+
+type screen interface {
+	SetSize(w, h int)
+	Keys() []ui.Binding
+	Typing() bool
+	Render() string
+}
+
+func (m *Model) current() screen {
+	switch m.route {
+	case routeGate2:
+		return m.gate2
+	case routeRun:
+		return m.run
+	case routeGate1:
+		return m.gate1
+	}
+	return nil
+}
+
+func (m *Model) typing() bool {
+	s := m.current()
+	return s != nil && s.Typing()
+}
+
+func (m *Model) setSize(w, h int) {
+	m.w, m.h = w, h
+	bw, bh := m.bodySize()
+	for _, s := range []screen{m.gate1, m.gate2, m.run} {
+		s.SetSize(bw, bh)
+	}
+}
+
+// bodySize is the screens' area: the frame takes a title and a help line
+// (and blank lines around them in the full layout).
+func (m *Model) bodySize() (int, int) {
+	if ui.Classify(m.w, m.h) == ui.SizeFull {
+		return m.w - 2, m.h - 3
+	}
+	return m.w, m.h - 2
+}
+
+// Update routes messages: global keys first, then the screen.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.setSize(msg.Width, msg.Height)
+		return m, nil
+	case sessionMsg:
+		if msg.err != nil {
+			m.loadErr = msg.err.Error()
+			m.route = routeGate1
+			return m, nil
+		}
+		m.route = routeGate1
+		return m, m.gate1.Start(msg)
+	case tea.KeyPressMsg:
+		keys := m.keys.Typing(m.typing())
+		if m.route == routeRun {
+			keys.Quit = keys.Quit.Disable("the run is going: ctrl+c asks before cancelling it")
+			if !m.run.running() {
+				keys.Quit = keys.Quit.Enable()
+			}
+		}
+		switch {
+		case keys.Interrupt.Matches(msg):
+			if m.route == routeRun && m.run.running() {
+				return m, m.run.AskCancel()
+			}
+			return m, tea.Quit
+		case ui.Classify(m.w, m.h) == ui.SizeTooSmall:
+			if keys.Quit.Pressed(msg) {
+				return m, tea.Quit
+			}
+			return m, nil
+		case m.showHelp:
+			if keys.Help.Matches(msg) || keys.Back.Matches(msg) {
+				m.showHelp = false
+				return m, nil
+			}
+			if keys.Quit.Matches(msg) {
+				return m, tea.Quit
+			}
+			return m, nil
+		case keys.Help.Matches(msg):
+			m.showHelp = true
+			return m, nil
+		case keys.Quit.Matches(msg) && m.route != routeLoading:
+			return m, tea.Quit
+		case m.route == routeLoading && keys.Quit.Pressed(msg):
+			return m, tea.Quit
+		}
+	}
+	if _, ok := msg.(tea.KeyPressMsg); !ok {
+		// Results, ticks and saves go to the screen they belong to,
+		// whichever is shown.
+		c1, _ := m.gate1.Update(msg, m.saver)
+		c2, _ := m.gate2.Update(msg, m.deps, m.ws, m.planPath, m.ctx)
+		c3, _ := m.run.Update(msg, m.deps, m.ws, m.ctx)
+		return m, tea.Batch(c1, c2, c3)
+	}
+	switch m.route {
+	case routeGate1:
+		cmd, next := m.gate1.Update(msg, m.saver)
+		if next {
+			m.route = routeGate2
+			return m, tea.Batch(cmd, m.gate2.Start(m.deps, m.ws, m.planPath, m.ctx))
+		}
+		return m, cmd
+	case routeGate2:
+		cmd, nav := m.gate2.Update(msg, m.deps, m.ws, m.planPath, m.ctx)
+		switch nav {
+		case navBack:
+			m.route = routeGate1
+			m.gate1.Reopen()
+		case navNext:
+			m.route = routeRun
+			m.run.Ready(m.gate2.plan)
+		}
+		return m, cmd
+	case routeRun:
+		cmd, nav := m.run.Update(msg, m.deps, m.ws, m.ctx)
+		if nav == navBack {
+			m.route = routeGate2
+		}
+		return m, cmd
+	}
+	return m, nil
+}
+
+type nav int
+
+const (
+	navStay nav = iota
+	navBack
+	navNext
+)
+
+// View renders the frame: a title line, the screen and the help line.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.Render())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeNone
+	v.WindowTitle = "Lima wizard"
+	return v
+}
+
+// Render is the screen as text (styled; tests strip the styles).
+func (m *Model) Render() string {
+	t := m.theme
+	switch ui.Classify(m.w, m.h) {
+	case ui.SizeTooSmall:
+		return ui.TooSmall(t, m.w, m.h)
+	}
+	full := ui.Classify(m.w, m.h) == ui.SizeFull
+	title := t.Title.Render("Lima") + " " + t.Muted.Render(m.crumbs())
+	var body string
+	switch {
+	case m.loadErr != "":
+		body = t.Failed.Render(ui.StatusFailed.Glyph()+" cannot open the plan: ") + ui.Sanitize(m.loadErr) +
+			"\n" + t.Muted.Render("fix: correct platform.yaml (lima-tui check shows where), or start the wizard with --plan in another folder")
+	case m.route == routeLoading:
+		body = t.Muted.Render("opening " + ui.Sanitize(m.planPath) + " …")
+	case m.showHelp:
+		body = m.helpScreen()
+	default:
+		body = m.current().Render()
+	}
+	bw, bh := m.bodySize()
+	body = padLines(ui.FitLines(body, bw, bh), bh)
+	help := ui.HelpLine(t, m.footerKeys()...)
+	if full {
+		return ui.Fit(" "+title, m.w) + "\n\n" + indent(body, " ") + "\n" + " " + ui.Fit(help, m.w-1)
+	}
+	help = ui.Fit(help, m.w)
+	return ui.Fit(title, m.w) + "\n" + body + "\n" + help
+}
+
+func (m *Model) crumbs() string {
+	steps := []string{"1 scope", "2 checks", "run"}
+	cur := map[route]int{routeLoading: 0, routeGate1: 0, routeGate2: 1, routeRun: 2}[m.route]
+	for i := range steps {
+		if i == cur {
+			steps[i] = "[" + steps[i] + "]"
+		}
+	}
+	return strings.Join(steps, " › ")
+}
+
+func (m *Model) footerKeys() []ui.Binding {
+	g := m.keys.Typing(m.typing())
+	var out []ui.Binding
+	if s := m.current(); s != nil && !m.showHelp && m.loadErr == "" {
+		out = append(out, s.Keys()...)
+	}
+	if m.route == routeRun && m.run.running() {
+		g.Quit = g.Quit.Disable("the run is going")
+	}
+	return append(out, g.Help, g.Quit)
+}
+
+func (m *Model) helpScreen() string {
+	t := m.theme
+	var b strings.Builder
+	b.WriteString(t.Title.Render("Keys") + "\n")
+	if s := m.current(); s != nil {
+		b.WriteString(ui.HelpFull(t, s.Keys()...) + "\n")
+	}
+	g := m.keys.Typing(m.typing())
+	b.WriteString(ui.HelpFull(t, g.All()...) + "\n\n")
+	b.WriteString(t.Muted.Render("Answers are saved to platform.yaml as they are given: quit any time and start again to resume.") + "\n")
+	b.WriteString(t.Muted.Render("? or esc closes this help."))
+	return b.String()
+}
+
+func padLines(s string, h int) string {
+	n := strings.Count(s, "\n") + 1
+	if n < h {
+		s += strings.Repeat("\n", h-n)
+	}
+	return s
+}
+
+func indent(s, pre string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = pre + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
