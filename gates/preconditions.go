@@ -268,6 +268,10 @@ func (pr Probe) listTable(ctx context.Context, p *plan.Plan, t *plan.Table) (roo
 func (pr Probe) checkTable(ctx context.Context, p *plan.Plan, name string) Finding {
 	t := p.Tables[name]
 	f := Finding{Name: "table " + name}
+	if s := p.Sources[t.Source.Name]; s.IsDatabase() {
+		f.Status, f.Detail = Skip, fmt.Sprintf("database table %s is checked when the load opens it", t.Source.Table)
+		return f
+	}
 	root, perGlob, err := pr.listTable(ctx, p, t)
 	if err != nil {
 		if fi, serr := os.Stat(root); root != "" && (serr != nil || !fi.IsDir()) {
@@ -555,7 +559,7 @@ func (pr Probe) inputBytes(ctx context.Context, p *plan.Plan) (uint64, int, erro
 	tables := 0
 	for _, name := range p.TableNames() {
 		t := p.Tables[name]
-		if t == nil || t.Source == nil || t.IsMart() {
+		if t == nil || t.Source == nil || t.IsMart() || p.Sources[t.Source.Name].IsDatabase() {
 			continue
 		}
 		tables++

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -64,13 +65,17 @@ type Expectation struct {
 	Samples   []run.Sample      `json:"samples,omitempty"`
 	Mode      string            `json:"mode"`
 	Watermark string            `json:"watermark,omitempty"`
+	// SourceTotals are a database source's own count and sums in the read
+	// snapshot (see SourceTotals); nil for files.
+	SourceTotals *run.SourceTotals `json:"source_totals,omitempty"`
 }
 
 // Expect builds the expectation of a loaded table.
 func Expect(tr *run.TableResult) Expectation {
 	e := Expectation{Table: tr.Name, LoadID: tr.LoadID, SnapshotID: tr.Commit.SnapshotID, Rows: tr.Source.Rows,
 		Columns: tr.Columns, Required: tr.Required, Keys: tr.Keys, Sums: map[string]string{},
-		Min: tr.Source.Min, Max: tr.Source.Max, Samples: tr.Source.Samples, Mode: tr.Mode, Watermark: tr.WatermarkAfter}
+		Min: tr.Source.Min, Max: tr.Source.Max, Samples: tr.Source.Samples, Mode: tr.Mode, Watermark: tr.WatermarkAfter,
+		SourceTotals: tr.SourceTotals}
 	for _, t := range tr.Types {
 		e.Types = append(e.Types, t.String())
 	}
@@ -173,6 +178,19 @@ func Reconcile(ctx context.Context, sc sink.Scanner, e Expectation) (*Reconcilia
 		}
 		add("sum("+c+")", ok, fmt.Sprintf("source %s, lake %s, variance %s (%s)", ct.Source, ct.Target, ct.Variance, kind),
 			"a value changed between source and lake: compare the sample rows and the table history")
+	}
+	if e.SourceTotals != nil {
+		// Beside the lake's sums (full load) or, for an incremental load,
+		// the sums of the rows this load accepted.
+		accepted := map[string]string{}
+		for c := range e.SourceTotals.Sums {
+			if ct, ok := r.ControlTotals[c]; ok && full {
+				accepted[c] = ct.Target
+			} else {
+				accepted[c] = e.Sums[c]
+			}
+		}
+		r.Checks = append(r.Checks, SourceTotals(e.SourceTotals, e.Columns, types, accepted, full)...)
 	}
 	for i, c := range e.Columns {
 		if e.Required[i] {
@@ -569,7 +587,13 @@ func FormatValue(a arrow.Array, r int) string {
 	case *array.Boolean:
 		return strconv.FormatBool(v.Value(r))
 	case *array.Binary:
-		return string(v.Value(r))
+		// As clean.FormatCell writes binary: the bytes, quoted when they
+		// are not UTF-8 text.
+		b := v.Value(r)
+		if utf8.Valid(b) {
+			return string(b)
+		}
+		return strconv.Quote(string(b))
 	}
 	return a.ValueStr(r)
 }

@@ -190,7 +190,11 @@ func Build(p *plan.Plan, res *run.Result, recs map[string]*gates.Reconciliation)
 				Detail: fmt.Sprintf("this input was committed before as load %s in snapshot %d; nothing was added", tr.LoadID, tr.Commit.SnapshotID)})
 		}
 		for _, f := range tr.Findings {
-			t.Checks = append(t.Checks, gates.Finding{Name: "data convention", Status: gates.Warn, Detail: f})
+			name := "data convention"
+			if strings.Contains(f, " left out: ") {
+				name = "column left out"
+			}
+			t.Checks = append(t.Checks, gates.Finding{Name: name, Status: gates.Warn, Detail: f})
 		}
 		for _, n := range tr.Normalizations {
 			t.Normalizations = append(t.Normalizations, Normalization(n))

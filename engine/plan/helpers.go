@@ -15,7 +15,10 @@ const (
 	CatalogGlue   = "glue"
 	CatalogREST   = "rest"
 
-	SourceFiles = "files"
+	SourceFiles    = "files"
+	SourcePostgres = "postgres"
+	SourceMySQL    = "mysql" // MySQL and MariaDB
+	SourceSQLite   = "sqlite"
 
 	TableBase = "base" // default
 	TableMart = "mart"
@@ -226,4 +229,10 @@ func (c *Check) Label() string {
 		return c.Rule
 	}
 	return c.Rule + "(" + c.Column + ")"
+}
+
+// IsDatabase reports whether the source is a database (postgres, mysql or
+// sqlite): its tables are read by source.table, not source.files.
+func (s *Source) IsDatabase() bool {
+	return s != nil && (s.Kind == SourcePostgres || s.Kind == SourceMySQL || s.Kind == SourceSQLite)
 }

@@ -66,10 +66,16 @@ type Storage struct {
 
 // Source is where rows come from.
 type Source struct {
-	// Kind: "files" (local folder). More kinds arrive with their issues.
+	// Kind: "files" (local folder), or a database: "postgres", "mysql"
+	// (MySQL and MariaDB) or "sqlite".
 	Kind string `yaml:"kind"`
-	// Path is the folder for kind files, relative to the workspace or absolute.
+	// Path is the folder for kind files, or the database file for kind
+	// sqlite; relative to the workspace or absolute.
 	Path string `yaml:"path,omitempty"`
+	// DSNEnv names the environment variable holding the DSN of a postgres
+	// or mysql source (for sqlite, instead of path). The DSN itself carries
+	// a password and never goes into platform.yaml.
+	DSNEnv string `yaml:"dsn_env,omitempty"`
 	// Encoding pins the text encoding of the files (utf-8, euc-kr,
 	// shift_jis, gb18030, windows-1252, utf-16le, …); empty: detected per
 	// file. A table's source can pin its own.
@@ -125,6 +131,11 @@ type TableSource struct {
 	Name string `yaml:"name"`
 	// Files is a glob (or several) relative to the source path.
 	Files []string `yaml:"files,omitempty"`
+	// Table is the table to read from a database source (instead of
+	// files), in Schema (PostgreSQL schema or MySQL database; empty: the
+	// connection's default; unused for SQLite).
+	Table  string `yaml:"table,omitempty"`
+	Schema string `yaml:"schema,omitempty"`
 	// Format: csv, ndjson or parquet; default from the file extension.
 	Format string `yaml:"format,omitempty"`
 	CSV    CSV    `yaml:"csv,omitempty"`

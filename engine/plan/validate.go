@@ -216,15 +216,46 @@ func (v *validator) sources() {
 		}
 		switch s.Kind {
 		case "":
-			v.add(sp+".kind", "required; use files")
+			v.add(sp+".kind", "required; use files, postgres, mysql or sqlite")
+		case "postgresql", "mariadb":
+			v.add(sp+".kind", "%q is spelled %s in a plan", s.Kind, map[string]string{"postgresql": SourcePostgres, "mariadb": SourceMySQL}[s.Kind])
 		case SourceFiles:
 			if strings.TrimSpace(s.Path) == "" {
 				v.add(sp+".path", "required for kind files: the folder holding the files, relative to the workspace or absolute")
 			}
+			if s.DSNEnv != "" {
+				v.add(sp+".dsn_env", "only used with a database source (kind postgres, mysql or sqlite)")
+			}
+		case SourcePostgres, SourceMySQL, SourceSQLite:
+			v.dsnEnv(sp, s)
 		default:
-			v.enum(sp+".kind", s.Kind, "source kind", []string{SourceFiles}, "use files",
-				"s3", "postgres", "postgresql", "mysql", "mariadb", "sqlserver", "mssql", "oracle", "sqlite", "excel")
+			v.enum(sp+".kind", s.Kind, "source kind", []string{SourceFiles, SourcePostgres, SourceMySQL, SourceSQLite},
+				"use files, postgres, mysql (also MariaDB) or sqlite",
+				"s3", "sqlserver", "mssql", "oracle", "excel")
 		}
+	}
+}
+
+// dsnEnv checks how a database source finds its database: dsn_env names
+// an environment variable (postgres, mysql; sqlite may use it too), or path
+// is the SQLite file.
+func (v *validator) dsnEnv(sp string, s *Source) {
+	switch {
+	case s.Kind == SourceSQLite && s.DSNEnv == "" && strings.TrimSpace(s.Path) == "":
+		v.add(sp+".path", "required for kind sqlite: the database file, relative to the workspace or absolute (or dsn_env)")
+	case s.Kind == SourceSQLite && s.DSNEnv != "" && s.Path != "":
+		v.add(sp+".dsn_env", "give path or dsn_env for kind sqlite, not both")
+	case s.Kind != SourceSQLite && s.Path != "":
+		v.add(sp+".path", "not used with kind %s; name the environment variable holding the DSN in dsn_env", s.Kind)
+	case s.Kind != SourceSQLite && s.DSNEnv == "":
+		v.add(sp+".dsn_env", "required for kind %s: the name of the environment variable holding the DSN, e.g. LIMA_SOURCE_DSN", s.Kind)
+	}
+	switch {
+	case s.DSNEnv == "":
+	case strings.Contains(s.DSNEnv, "://") || strings.ContainsAny(s.DSNEnv, "=@/ "):
+		v.add(sp+".dsn_env", "looks like a connection string; secrets never go into platform.yaml: put the DSN in an environment variable and name the variable here")
+	case !envNameRE.MatchString(s.DSNEnv):
+		v.add(sp+".dsn_env", "%q is not an environment variable name; use letters, digits and _, e.g. LIMA_SOURCE_DSN", s.DSNEnv)
 	}
 }
 
@@ -273,6 +304,22 @@ func (v *validator) tableSource(sp string, ts *TableSource) {
 		v.add(sp+".name", "required: one of the sources (%s)", listOf(v.p.SourceNames(), 12))
 	case !hasKey(v.p.Sources, ts.Name):
 		v.add(sp+".name", "no source %q in sources%s", ts.Name, hint(ts.Name, v.p.SourceNames(), "declared sources"))
+	}
+	if src := v.p.Sources[ts.Name]; src.IsDatabase() {
+		switch {
+		case ts.Table == "":
+			v.add(sp+".table", "required for a %s source: the table to read, e.g. table: orders (and schema: sales)", src.Kind)
+		case len(ts.Files) > 0:
+			v.add(sp+".files", "a %s source is read by table, not files; remove files", src.Kind)
+		case ts.Format != "" || ts.CSV != (CSV{}) || ts.Encoding != "" || ts.NullTokens != nil:
+			v.add(sp, "format, csv, encoding and null_tokens apply to files only; a database gives typed values and SQL NULL")
+		case src.Kind == SourceSQLite && ts.Schema != "":
+			v.add(sp+".schema", "not used with kind sqlite (one schema per file)")
+		}
+		return
+	}
+	if ts.Table != "" || ts.Schema != "" {
+		v.add(sp+".table", "table and schema apply to a database source (kind postgres, mysql or sqlite); source %s reads files", ts.Name)
 	}
 	if len(ts.Files) == 0 {
 		v.add(sp+".files", `required: at least one glob relative to the source path, e.g. ["orders/*.csv"]`)

@@ -85,12 +85,42 @@ func TestValidate(t *testing.T) {
 		{"no sources and no tables", func(p *Plan) { p.Sources, p.Tables, p.Owners = nil, nil, nil },
 			[]string{"sources: no sources; declare at least one, e.g. sources: {crm: {kind: files, path: data/crm}}"}},
 		{"no tables ok", func(p *Plan) { p.Tables, p.Owners = nil, nil }, nil},
-		{"source kind not yet", func(p *Plan) { p.Sources["field"].Kind = "postgres" },
-			[]string{`sources.field.kind: source kind "postgres" is not supported yet; use files`}},
+		{"source kind not yet", func(p *Plan) { p.Sources["field"].Kind = "oracle" },
+			[]string{`sources.field.kind: source kind "oracle" is not supported yet; use files, postgres, mysql (also MariaDB) or sqlite`}},
 		{"source kind missing", func(p *Plan) { p.Sources["field"].Kind = "" },
-			[]string{"sources.field.kind: required; use files"}},
+			[]string{"sources.field.kind: required; use files, postgres, mysql or sqlite"}},
 		{"source kind misspelt", func(p *Plan) { p.Sources["field"].Kind = "fles" },
-			[]string{`sources.field.kind: "fles" is not a source kind; did you mean "files"? use files`}},
+			[]string{`sources.field.kind: "fles" is not a source kind; did you mean "files"? use files, postgres, mysql (also MariaDB) or sqlite`}},
+		{"database source", func(p *Plan) {
+			p.Sources["field"] = &Source{Kind: "postgres", DSNEnv: "FIELD_DSN"}
+			for _, t := range p.Tables {
+				if t.Source != nil {
+					*t.Source = TableSource{Name: "field", Table: "sites", Schema: "field"}
+				}
+			}
+		}, nil},
+		{"database source dsn in plan", func(p *Plan) {
+			p.Sources["field"] = &Source{Kind: "mysql", DSNEnv: "root:secret@tcp(db:3306)/erp"}
+			for _, t := range p.Tables {
+				if t.Source != nil {
+					*t.Source = TableSource{Name: "field", Table: "sites"}
+				}
+			}
+		}, []string{"sources.field.dsn_env: looks like a connection string; secrets never go into platform.yaml: put the DSN in an environment variable and name the variable here"}},
+		{"database source without dsn_env", func(p *Plan) { p.Sources["field"] = &Source{Kind: "postgres"} },
+			[]string{"sources.field.dsn_env: required for kind postgres: the name of the environment variable holding the DSN, e.g. LIMA_SOURCE_DSN",
+				"tables.inspections.source.table: required for a postgres source: the table to read, e.g. table: orders (and schema: sales)",
+				"tables.sites.source.table: required for a postgres source: the table to read, e.g. table: orders (and schema: sales)"}},
+		{"sqlite source without path", func(p *Plan) {
+			p.Sources["field"] = &Source{Kind: "sqlite"}
+			for _, t := range p.Tables {
+				if t.Source != nil {
+					*t.Source = TableSource{Name: "field", Table: "sites"}
+				}
+			}
+		}, []string{"sources.field.path: required for kind sqlite: the database file, relative to the workspace or absolute (or dsn_env)"}},
+		{"table on a files source", func(p *Plan) { p.Tables["sites"].Source.Table = "sites" },
+			[]string{"tables.sites.source.table: table and schema apply to a database source (kind postgres, mysql or sqlite); source field reads files"}},
 		{"source path missing", func(p *Plan) { p.Sources["field"].Path = " " },
 			[]string{"sources.field.path: required for kind files: the folder holding the files, relative to the workspace or absolute"}},
 		{"source empty", func(p *Plan) { p.Sources["field"] = nil },

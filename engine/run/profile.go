@@ -29,11 +29,12 @@ func Profile(ctx context.Context, o Options, name string, maxRows int64) (*Table
 	if !ok {
 		return nil, fmt.Errorf("no table %q in the plan", name)
 	}
-	src, _, err := o.sourceFor(t)
+	src, globs, err := o.sourceFor(ctx, t)
 	if err != nil {
 		return nil, err
 	}
-	units, err := src.List(ctx, t.Source.Files)
+	defer closeSource(src)
+	units, err := src.List(ctx, globs)
 	if err != nil {
 		return nil, err
 	}

@@ -108,12 +108,13 @@ func replayTable(ctx context.Context, o ReplayOptions, name string, t *plan.Tabl
 		}
 	}()
 	lo := Options{Workspace: o.Workspace, Plan: o.Plan, Sink: o.Sink, Alloc: memory.DefaultAllocator, SampleRows: 10000}
-	src, _, err := lo.sourceFor(t)
+	src, globs, err := lo.sourceFor(ctx, t)
 	if err != nil {
 		tr.Err = err
 		return
 	}
-	units, err := src.List(ctx, t.Source.Files)
+	defer closeSource(src)
+	units, err := src.List(ctx, globs)
 	if err != nil {
 		tr.Err = err
 		return

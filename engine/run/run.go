@@ -28,6 +28,7 @@ import (
 	"github.com/lima-lake/lima/engine/sink"
 	"github.com/lima-lake/lima/engine/source"
 	"github.com/lima-lake/lima/engine/source/files"
+	"github.com/lima-lake/lima/engine/source/sqldb"
 	"github.com/lima-lake/lima/internal/faultpoint"
 )
 
@@ -139,6 +140,9 @@ type TableResult struct {
 	Exceptions     []Exception
 	Normalizations []clean.Normalization
 	Source         Stats
+	// SourceTotals are a database source's own count and sums (nil for
+	// files).
+	SourceTotals *SourceTotals
 	// Findings are decisions taken from the data that a person should see
 	// (a number convention chosen or left ambiguous).
 	Findings []string
@@ -272,23 +276,39 @@ type resolved struct {
 	specs    []clean.ColumnSpec
 }
 
-func (o *Options) sourceFor(t *plan.Table) (source.Source, *plan.Source, error) {
+// sourceFor opens the source of a table and returns the globs (or the one
+// table name) that select its units. Close a database source with
+// closeSource when done.
+func (o *Options) sourceFor(ctx context.Context, t *plan.Table) (source.Source, []string, error) {
 	if t.Source == nil {
 		return nil, nil, errors.New("table has no source")
 	}
 	s, ok := o.Plan.Sources[t.Source.Name]
-	if !ok {
+	if !ok || s == nil {
 		return nil, nil, fmt.Errorf("unknown source %q", t.Source.Name)
 	}
-	switch s.Kind {
-	case "files":
+	switch {
+	case s.Kind == plan.SourceFiles:
 		root := s.Path
 		if !filepath.IsAbs(root) {
 			root = filepath.Join(o.Workspace, root)
 		}
-		return files.New(root), s, nil
+		return files.New(root), t.Source.Files, nil
+	case s.IsDatabase():
+		d, err := openDatabase(ctx, o.Workspace, t.Source.Name, s, t.Source)
+		if err != nil {
+			return nil, nil, err
+		}
+		return d, []string{d.unit}, nil
 	}
 	return nil, nil, fmt.Errorf("source %q: kind %q is not supported", t.Source.Name, s.Kind)
+}
+
+// closeSource closes a source that holds a connection (a database).
+func closeSource(src source.Source) {
+	if c, ok := src.(io.Closer); ok {
+		c.Close()
+	}
 }
 
 func sourceOptions(p *plan.Plan, t *plan.Table, cols []string) source.Options {
@@ -356,13 +376,15 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 		}
 		prog.Phase.Store(tr.Status)
 	}()
-	src, _, err := o.sourceFor(t)
+	src, globs, err := o.sourceFor(ctx, t)
 	if err != nil {
 		tr.Err = err
 		return
 	}
+	defer closeSource(src)
+	_, isDB := src.(*dbSource)
 	prog.Phase.Store("listing")
-	units, err := src.List(ctx, t.Source.Files)
+	units, err := src.List(ctx, globs)
 	if err != nil {
 		tr.Err = fmt.Errorf("list %s: %w", t.Source.Name, err)
 		return
@@ -400,7 +422,9 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 	}
 	tr.Table = tbl
 
-	tr.LoadID = loadID(name, tableHash(o.Plan, name), units, o.FullRefresh, o.RunID)
+	// A database table has no size or modification time to fingerprint:
+	// every run reads it afresh (a full load replaces the table's files).
+	tr.LoadID = loadID(name, tableHash(o.Plan, name), units, o.FullRefresh || isDB, o.RunID)
 	cur, hasCur, err := tbl.Current(ctx)
 	if err != nil {
 		tr.Err = err
@@ -506,6 +530,7 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 		return
 	}
 	tr.Source = l.stats.finish()
+	l.finishTotals()
 	tr.Normalizations = l.caster.Normalizations()
 	for c, n := range l.fixCnt {
 		tr.Normalizations = append(tr.Normalizations, clean.Normalization{Column: c, Fix: FixApplied, Count: n})
@@ -616,15 +641,17 @@ func referenceSets(ctx context.Context, o Options, t *plan.Table) (clean.RefSets
 		if !ok {
 			return nil, fmt.Errorf("references %s: no table %s in the plan", ch.References, name)
 		}
-		src, _, err := o.sourceFor(rt)
+		src, globs, err := o.sourceFor(ctx, rt)
 		if err != nil {
 			return nil, err
 		}
-		units, err := src.List(ctx, rt.Source.Files)
+		units, err := src.List(ctx, globs)
 		if err != nil {
+			closeSource(src)
 			return nil, err
 		}
 		rs, err := resolveColumns(ctx, o, rt, src, units)
+		closeSource(src)
 		if err != nil {
 			return nil, err
 		}
@@ -712,6 +739,21 @@ func loadOrder(p *plan.Plan, names []string) []string {
 // missing type from a sample of up to SampleRows data rows across files.
 func resolveColumns(ctx context.Context, o Options, t *plan.Table, src source.Source, units []source.Unit) (*resolved, error) {
 	rs := &resolved{}
+	// A database says its columns' types: they are taken from discovery,
+	// never inferred from a sample.
+	var dbTypes map[string]string
+	var dbCols []string
+	if d, ok := src.(*dbSource); ok {
+		cols, types, findings, err := d.describeTable(ctx)
+		if err != nil {
+			return nil, err
+		}
+		dbCols, dbTypes = cols, map[string]string{}
+		for i, c := range cols {
+			dbTypes[c] = types[i]
+		}
+		rs.findings = append(rs.findings, findings...)
+	}
 	var planCols []string
 	for _, c := range t.Columns {
 		planCols = append(planCols, c.Name)
@@ -735,6 +777,9 @@ func resolveColumns(ctx context.Context, o Options, t *plan.Table, src source.So
 	}
 	var samples map[string][]string
 	var header []string
+	if dbTypes != nil {
+		needInfer, header = false, dbCols
+	}
 	if needInfer {
 		var err error
 		header, samples, err = sample(ctx, src, units, sourceOptions(o.Plan, t, nil), o.SampleRows)
@@ -748,7 +793,7 @@ func resolveColumns(ctx context.Context, o Options, t *plan.Table, src source.So
 			cols = append(cols, plan.Column{Name: sanitizeName(h), SourceName: h})
 		}
 		if len(cols) == 0 {
-			return nil, errors.New("no columns in the plan and none found in the files")
+			return nil, errors.New("no columns in the plan and none found in the source")
 		}
 	}
 	required := map[string]bool{}
@@ -758,6 +803,10 @@ func resolveColumns(ctx context.Context, o Options, t *plan.Table, src source.So
 	var nullTokens []string
 	if t.Source != nil && t.Source.NullTokens != nil {
 		nullTokens = t.Source.NullTokens
+	}
+	if dbTypes != nil {
+		// SQL NULL is the only null: an empty string stays a string.
+		nullTokens = []string{}
 	}
 	// Naive timestamps are read in the source's time zone.
 	tz := ""
@@ -783,12 +832,24 @@ func resolveColumns(ctx context.Context, o Options, t *plan.Table, src source.So
 			if typ, err = plan.ParseType(c.Type); err != nil {
 				return nil, fmt.Errorf("column %s: %w", c.Name, err)
 			}
+		} else if dbTypes != nil {
+			dt, ok := dbTypes[srcNames(c)]
+			if !ok {
+				return nil, fmt.Errorf("column %s: no readable column %s in the source table (found: %s)", c.Name, srcNames(c), strings.Join(dbCols, ", "))
+			}
+			var err error
+			if typ, err = plan.ParseType(dt); err != nil {
+				return nil, fmt.Errorf("column %s: %w", c.Name, err)
+			}
 		} else {
 			inf := clean.Infer(samples[srcNames(c)], nullTokens)
 			typ = inf.Type
 			if len(formats) == 0 {
 				formats = inf.Formats
 			}
+		}
+		if dbTypes != nil && len(formats) == 0 {
+			formats = canonicalFormats(typ)
 		}
 		normalize := slices.Clone(c.Normalize)
 		// Key columns are compared as NFC text: NFD input (as macOS writes
@@ -900,6 +961,8 @@ type loader struct {
 	idx       []int
 	vals      []string
 	nulls     []bool
+	// heldSums sum the held-back rows' control values of a database source.
+	heldSums map[string]*Sum
 }
 
 func newLoader(ctx context.Context, o Options, tr *TableResult, t *plan.Table, rs *resolved, tbl sink.Table, prog *TableProgress) (*loader, error) {
@@ -1052,17 +1115,22 @@ func (l *loader) readTableKeys(ctx context.Context, tbl sink.Table) error {
 	return nil
 }
 
-// parseCanonical parses a value written by clean.FormatCell.
-func parseCanonical(t plan.Type, s string) (clean.Cell, error) {
-	spec := clean.ColumnSpec{Name: "watermark", Type: t, NullTokens: []string{}}
+// canonicalFormats are the layouts of clean.FormatCell's text of t.
+func canonicalFormats(t plan.Type) []string {
 	switch t.Kind {
 	case plan.Date:
-		spec.Formats = []string{"yyyy-MM-dd"}
+		return []string{"yyyy-MM-dd"}
 	case plan.Timestamp:
-		spec.Formats = []string{"yyyy-MM-ddTHH:mm:ss.SSSSSS"}
+		return []string{"yyyy-MM-ddTHH:mm:ss.SSSSSS"}
 	case plan.TimestampTZ:
-		spec.Formats = []string{"yyyy-MM-ddTHH:mm:ss.SSSSSSXXX"}
+		return []string{"yyyy-MM-ddTHH:mm:ss.SSSSSSXXX"}
 	}
+	return nil
+}
+
+// parseCanonical parses a value written by clean.FormatCell.
+func parseCanonical(t plan.Type, s string) (clean.Cell, error) {
+	spec := clean.ColumnSpec{Name: "watermark", Type: t, NullTokens: []string{}, Formats: canonicalFormats(t)}
 	sc := arrow.NewSchema([]arrow.Field{{Name: "watermark", Type: clean.ArrowType(t), Nullable: true}}, nil)
 	c, err := clean.NewCaster([]clean.ColumnSpec{spec}, sc, memory.DefaultAllocator)
 	if err != nil {
@@ -1096,6 +1164,9 @@ func (l *loader) hold(ctx context.Context, e Exception) error {
 		l.tr.Exceptions = append(l.tr.Exceptions, e)
 	}
 	l.pending = append(l.pending, e)
+	if l.tr.SourceTotals != nil && e.Level == "row" {
+		l.addHeld(e.Values)
+	}
 	if len(l.pending) >= 1024 {
 		return l.flush(ctx)
 	}
@@ -1163,6 +1234,12 @@ func (l *loader) readUnit(ctx context.Context, src source.Source, u source.Unit,
 	defer rd.Close()
 	if err := l.checkHeader(rd.Columns(), so); err != nil {
 		return fileErr(err)
+	}
+	if r, ok := rd.(*sqldb.Reader); ok {
+		// Before the first row: the same snapshot the rows come from.
+		if err := l.sourceTotals(ctx, u, r); err != nil {
+			return fileErr(err)
+		}
 	}
 	for n := 0; ; n++ {
 		if n&1023 == 0 && ctx.Err() != nil {

@@ -1,0 +1,220 @@
+package run
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/engine/source"
+	"github.com/lima-lake/lima/engine/source/sqldb"
+)
+
+// SourceTotals are a database source's own count and sums of the control
+// columns, taken in the read snapshot before the first row was read, with
+// what the load did with those rows. Gate 4 proves them against the lake
+// (gates.SourceTotals).
+type SourceTotals struct {
+	Unit string `json:"unit"`
+	// Rows is count(*) in the snapshot; Sums the database's exact SUM of
+	// each control column (by plan column name), as the database wrote it.
+	Rows int64             `json:"rows"`
+	Sums map[string]string `json:"sums"`
+	// RowsRead, RowsHeld and RowsSkipped are what the load did with the
+	// snapshot's rows.
+	RowsRead    int64 `json:"rows_read"`
+	RowsHeld    int64 `json:"rows_held"`
+	RowsSkipped int64 `json:"rows_skipped"`
+	// HeldSums are the sums of the held-back rows' values (exact, canonical
+	// text); Unaccounted lists the control columns where a held-back row's
+	// value could not be read as a number (its share of the source sum is
+	// then unknown).
+	HeldSums    map[string]string `json:"held_sums,omitempty"`
+	Unaccounted []string          `json:"unaccounted,omitempty"`
+	// Incomplete: the read stopped early (a unit-level failure), so the
+	// rows read are not the whole snapshot.
+	Incomplete bool `json:"incomplete,omitempty"`
+}
+
+// dbSource is one table of a database source, opened for one load. Close
+// closes the database.
+type dbSource struct {
+	*sqldb.Source
+	db   *sql.DB
+	unit string
+}
+
+func (d *dbSource) Close() error { return d.db.Close() }
+
+// dialect of a plan source kind.
+func dialect(kind string) sqldb.Dialect {
+	switch kind {
+	case plan.SourcePostgres:
+		return sqldb.Postgres
+	case plan.SourceMySQL:
+		return sqldb.MySQL
+	}
+	return sqldb.SQLite
+}
+
+// openDatabase opens the database of a source for table ts. The DSN is
+// read from the environment variable the plan names; it never appears in
+// an error.
+func openDatabase(ctx context.Context, workspace, name string, s *plan.Source, ts *plan.TableSource) (*dbSource, error) {
+	d := dialect(s.Kind)
+	dsn := ""
+	if s.DSNEnv != "" {
+		v, ok := os.LookupEnv(s.DSNEnv)
+		if !ok || v == "" {
+			return nil, fmt.Errorf("source %s: environment variable %s is not set; export the DSN of the %s database in it", name, s.DSNEnv, s.Kind)
+		}
+		dsn = v
+	} else {
+		dsn = s.Path
+		if !filepath.IsAbs(dsn) {
+			dsn = filepath.Join(workspace, dsn)
+		}
+		if _, err := os.Stat(dsn); err != nil {
+			return nil, fmt.Errorf("source %s: sqlite database %s: %w", name, dsn, err)
+		}
+	}
+	db, err := sqldb.Open(d, dsn)
+	if err != nil {
+		// The driver's message may quote the DSN: say only what failed.
+		return nil, fmt.Errorf("source %s: the DSN in %s is not a valid %s DSN", name, s.DSNEnv, s.Kind)
+	}
+	fail := func(what string, err error) (*dbSource, error) {
+		db.Close()
+		return nil, fmt.Errorf("source %s: %s: %w", name, what, redact(err, dsn))
+	}
+	if err := db.PingContext(ctx); err != nil {
+		return fail("connect", err)
+	}
+	schema := ts.Schema
+	if schema == "" {
+		switch d {
+		case sqldb.Postgres:
+			if err := db.QueryRowContext(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+				return fail("current schema", err)
+			}
+		case sqldb.MySQL:
+			var cur sql.NullString
+			if err := db.QueryRowContext(ctx, "SELECT DATABASE()").Scan(&cur); err != nil {
+				return fail("current database", err)
+			}
+			if !cur.Valid {
+				db.Close()
+				return nil, fmt.Errorf("source %s: the DSN names no database; give the table's schema (database) in source.schema", name)
+			}
+			schema = cur.String
+		}
+	}
+	t := sqldb.Table{Schema: schema, Name: ts.Table}
+	src, err := sqldb.New(d, db, []sqldb.Table{t}, nil)
+	if err != nil {
+		return fail("table "+t.UnitName(), err)
+	}
+	return &dbSource{Source: src, db: db, unit: t.UnitName()}, nil
+}
+
+// redact removes the DSN from a driver error, should it quote it.
+func redact(err error, dsn string) error {
+	if err == nil || len(dsn) < 4 || !strings.Contains(err.Error(), dsn) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), dsn, "[dsn]"))
+}
+
+// describeTable discovers the table's mapped columns, their plan types and
+// the columns left out, in a short snapshot of its own.
+func (d *dbSource) describeTable(ctx context.Context) (cols, types []string, findings []string, err error) {
+	rd, err := d.OpenTable(ctx, source.Unit{Name: d.unit, Path: d.unit})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer rd.Close()
+	for _, f := range rd.Findings() {
+		findings = append(findings, fmt.Sprintf("column %s (%s) left out: %s", f.Column, f.DBType, f.Reason))
+	}
+	return rd.Columns(), rd.PlanTypes(), findings, nil
+}
+
+// sourceTotals takes the database's own count and control sums in the
+// reader's snapshot, before its first row.
+func (l *loader) sourceTotals(ctx context.Context, u source.Unit, r *sqldb.Reader) error {
+	names := make([]string, 0, len(l.stats.sumCols))
+	for _, i := range l.stats.sumCols {
+		names = append(names, l.rs.srcNames[i])
+	}
+	n, sums, err := r.Totals(ctx, names)
+	if err != nil {
+		return err
+	}
+	st := &SourceTotals{Unit: u.Name, Rows: n, Sums: map[string]string{}}
+	l.heldSums = map[string]*Sum{}
+	for _, i := range l.stats.sumCols {
+		c := l.rs.cols[i]
+		st.Sums[c] = sums[l.rs.srcNames[i]]
+		l.heldSums[c] = &Sum{Type: l.rs.types[i], IsFloat: l.rs.types[i].Kind == plan.Double}
+	}
+	l.tr.SourceTotals = st
+	return nil
+}
+
+// addHeld adds a held-back row's control values to the held sums; a value
+// that does not parse makes its column's held sum unaccounted.
+func (l *loader) addHeld(values map[string]string) {
+	st := l.tr.SourceTotals
+	for _, i := range l.stats.sumCols {
+		c := l.rs.cols[i]
+		v, ok := values[c]
+		if !ok {
+			continue // null
+		}
+		cell, err := parseCanonical(l.rs.types[i], v)
+		if err != nil {
+			if !slices.Contains(st.Unaccounted, c) {
+				st.Unaccounted = append(st.Unaccounted, c)
+			}
+			continue
+		}
+		if cell.Null {
+			continue
+		}
+		s := l.heldSums[c]
+		switch l.rs.types[i].Kind {
+		case plan.Double:
+			s.Float += cell.F
+		case plan.Decimal:
+			s.addDec(cell.D)
+		default:
+			s.addInt(cell.I)
+		}
+	}
+}
+
+// finishTotals records what the load did with the snapshot's rows.
+func (l *loader) finishTotals() {
+	st := l.tr.SourceTotals
+	if st == nil {
+		return
+	}
+	st.RowsRead, st.RowsHeld, st.RowsSkipped = l.tr.RowsRead, l.tr.RowsQuarantined, l.tr.RowsSkipped
+	for _, f := range l.tr.Files {
+		if f.Status != "read" {
+			st.Incomplete = true
+		}
+	}
+	if st.RowsHeld > 0 {
+		st.HeldSums = map[string]string{}
+		for c, s := range l.heldSums {
+			st.HeldSums[c] = s.String()
+		}
+	}
+	slices.Sort(st.Unaccounted)
+}
