@@ -20,6 +20,7 @@ import (
 )
 
 const exceptionsUsage = `Usage:
+  lima-tui exceptions [--owner O] [--table T] [--rule R] [--status S] [--overdue]   the browser (a terminal)
   lima-tui exceptions list [--owner O] [--table T] [--rule R] [--status S] [--overdue] [--limit N] [--after CURSOR] [--json]
   lima-tui exceptions show ID [--json]
   lima-tui exceptions assign ID... --owner O [--by NAME]
@@ -39,8 +40,8 @@ func defaultBy() string {
 
 func cmdExceptions(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprint(stderr, "lima-tui exceptions: the interactive browser is not part of this build yet; use a verb.\n\n"+exceptionsUsage)
-		return exitUsage
+		// No verb: the browser (it names the verbs when there is no terminal).
+		return cmdBrowser(ctx, args, stdout, stderr)
 	}
 	verb, rest := args[0], args[1:]
 	fs := newFlags("exceptions "+verb, stderr)

@@ -1,0 +1,917 @@
+package wizard
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/lima-lake/lima/engine/ledger"
+	"github.com/lima-lake/lima/ui"
+)
+
+// ExceptionsOptions start the exception browser.
+type ExceptionsOptions struct {
+	// Store is the ledger; the browser reads and acts only through it.
+	Store ledger.Store
+	Theme ui.Theme
+	// Filter is the initial filter.
+	Filter ledger.Filter
+	// By is recorded in the history of every action.
+	By string
+	// Replay replays the fixed rows of table ("" for every table) and
+	// returns what to show (the report path); nil disables R.
+	Replay func(ctx context.Context, table string) (string, error)
+	// Now is the clock of "overdue" (default time.Now).
+	Now func() time.Time
+	// Location shows deadlines (default time.Local).
+	Location *time.Location
+	// Context is the parent of every ledger call (default Background).
+	Context context.Context
+}
+
+// Browser is the exception browser: a virtual list over the ledger. Only
+// the rows on screen are fetched, a page (about twice the list's height)
+// at a time with the ledger's keyset cursor; at most maxPages pages are
+// kept. Filtering, ordering (by id, either way: the ledger orders by id
+// only) and counting are done by the ledger. Update does no I/O.
+type Browser struct {
+	o    ExceptionsOptions
+	t    ui.Theme
+	w, h int
+
+	filter ledger.Filter
+	desc   bool
+	gen    int // bumped by every reset/refresh; older results are dropped
+
+	total    int64
+	counted  bool
+	pageSize int
+	cursors  []ledger.Cursor // cursors[k] starts page k
+	lastPage int             // the index of the last page, -1 while unknown
+	pages    map[int][]ledger.Exception
+	inflight map[int]bool
+
+	cur, top int
+
+	detail     *browserDetail
+	detailID   int64
+	detailFoc  int
+	detailTop  int
+	showDetail bool
+
+	mode    browserMode
+	input   []rune
+	prompt  string
+	pending func() tea.Cmd // the action a confirmation runs
+	confirm string
+
+	msg   string
+	msgOK bool
+	err   string
+}
+
+type browserMode int
+
+const (
+	modeList browserMode = iota
+	modeFilter
+	modeAssign
+	modeEdit
+	modeWaive
+	modeConfirm
+)
+
+// maxPages is how many pages the browser keeps in memory.
+const maxPages = 3
+
+type browserDetail struct {
+	e    ledger.Exception
+	hist []ledger.Event
+}
+
+type (
+	bPageMsg struct {
+		gen, page int
+		rows      []ledger.Exception
+		next      ledger.Cursor
+		err       error
+	}
+	bCountMsg struct {
+		gen   int
+		total int64
+		err   error
+	}
+	bDetailMsg struct {
+		id     int64
+		detail browserDetail
+		err    error
+	}
+	bActionMsg struct {
+		done string
+		err  error
+	}
+)
+
+// NewExceptions returns the browser; Init counts and fetches the first page.
+func NewExceptions(o ExceptionsOptions) *Browser {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Location == nil {
+		o.Location = time.Local
+	}
+	if o.Context == nil {
+		o.Context = context.Background()
+	}
+	if o.Theme.Name == "" {
+		o.Theme = ui.MustTheme(ui.ThemeDark)
+	}
+	if o.By == "" {
+		o.By = "lima-tui"
+	}
+	b := &Browser{o: o, t: o.Theme, w: 100, h: 30, filter: o.Filter}
+	b.resetList()
+	return b
+}
+
+// Init counts the filtered exceptions and fetches the first page.
+func (b *Browser) Init() tea.Cmd { return b.reload() }
+
+// listHeight is how many rows the list shows.
+func (b *Browser) listHeight() int {
+	_, bh := b.bodySize()
+	return max(1, bh-3) // the count line, the header and the message line
+}
+
+func (b *Browser) bodySize() (int, int) {
+	if ui.Classify(b.w, b.h) == ui.SizeFull {
+		return b.w - 2, b.h - 3
+	}
+	return b.w, b.h - 2
+}
+
+func (b *Browser) resetList() {
+	b.gen++
+	b.pageSize = min(ledger.MaxPageSize, max(10, 2*b.listHeight()))
+	b.cursors = []ledger.Cursor{""}
+	b.lastPage = -1
+	b.pages = map[int][]ledger.Exception{}
+	b.inflight = map[int]bool{}
+	b.cur, b.top = 0, 0
+	b.counted = false
+	b.filter.Now = b.o.Now()
+}
+
+// reload counts and fetches what the screen shows.
+func (b *Browser) reload() tea.Cmd {
+	return tea.Batch(b.countCmd(), b.ensure())
+}
+
+// refresh keeps the position but drops every page (after an action).
+func (b *Browser) refresh() tea.Cmd {
+	b.gen++
+	b.pages = map[int][]ledger.Exception{}
+	b.inflight = map[int]bool{}
+	b.filter.Now = b.o.Now()
+	cmds := []tea.Cmd{b.countCmd(), b.ensure()}
+	if b.showDetail {
+		cmds = append(cmds, b.detailCmd(b.detailID))
+	}
+	return tea.Batch(cmds...)
+}
+
+func (b *Browser) countCmd() tea.Cmd {
+	st, ctx, f, gen := b.o.Store, b.o.Context, b.filter, b.gen
+	return func() tea.Msg {
+		n, err := st.Count(ctx, f)
+		return bCountMsg{gen: gen, total: n, err: err}
+	}
+}
+
+// ensure fetches the pages the visible rows need (only those whose start
+// cursor is known) and evicts pages far from the cursor.
+func (b *Browser) ensure() tea.Cmd {
+	first := b.top / b.pageSize
+	last := (b.top + b.listHeight() - 1) / b.pageSize
+	if b.counted {
+		last = min(last, int(max(0, b.total-1))/b.pageSize)
+	}
+	var cmds []tea.Cmd
+	for k := first; k <= last; k++ {
+		if _, ok := b.pages[k]; ok || b.inflight[k] || k >= len(b.cursors) || (b.lastPage >= 0 && k > b.lastPage) {
+			continue
+		}
+		b.inflight[k] = true
+		st, ctx, f, gen, after, limit, desc := b.o.Store, b.o.Context, b.filter, b.gen, b.cursors[k], b.pageSize, b.desc
+		cmds = append(cmds, func() tea.Msg {
+			rows, next, err := st.List(ctx, f, ledger.Page{After: after, Limit: limit, Desc: desc})
+			return bPageMsg{gen: gen, page: k, rows: rows, next: next, err: err}
+		})
+	}
+	return tea.Batch(cmds...)
+}
+
+func (b *Browser) evict() {
+	cp := b.cur / b.pageSize
+	for len(b.pages) > maxPages {
+		far, dist := -1, -1
+		for k := range b.pages {
+			d := k - cp
+			if d < 0 {
+				d = -d
+			}
+			if d > dist {
+				far, dist = k, d
+			}
+		}
+		delete(b.pages, far)
+	}
+}
+
+// reachable is the last row index the cursor may move to: rows of known
+// pages, within the count.
+func (b *Browser) reachable() int {
+	n := len(b.cursors) * b.pageSize
+	if b.lastPage >= 0 {
+		n = b.lastPage*b.pageSize + len(b.pages[b.lastPage])
+		if _, ok := b.pages[b.lastPage]; !ok {
+			n = (b.lastPage + 1) * b.pageSize
+		}
+	}
+	if b.counted {
+		n = min(n, int(b.total))
+	}
+	return n - 1
+}
+
+func (b *Browser) row(i int) (ledger.Exception, bool) {
+	p, ok := b.pages[i/b.pageSize]
+	if !ok || i%b.pageSize >= len(p) {
+		return ledger.Exception{}, false
+	}
+	return p[i%b.pageSize], true
+}
+
+func (b *Browser) move(d int) tea.Cmd {
+	b.cur = max(0, min(b.cur+d, b.reachable()))
+	lh := b.listHeight()
+	if b.cur < b.top {
+		b.top = b.cur
+	}
+	if b.cur >= b.top+lh {
+		b.top = b.cur - lh + 1
+	}
+	cmd := b.ensure()
+	b.evict()
+	return cmd
+}
+
+// Update handles keys, sizes and the ledger's answers.
+func (b *Browser) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		b.w, b.h = msg.Width, msg.Height
+		return b, b.move(0)
+	case bCountMsg:
+		if msg.gen != b.gen {
+			return b, nil
+		}
+		if msg.err != nil {
+			b.err = msg.err.Error()
+			return b, nil
+		}
+		b.total, b.counted = msg.total, true
+		return b, b.move(0)
+	case bPageMsg:
+		if msg.gen != b.gen {
+			return b, nil
+		}
+		delete(b.inflight, msg.page)
+		if msg.err != nil {
+			b.err = msg.err.Error()
+			return b, nil
+		}
+		b.pages[msg.page] = msg.rows
+		if msg.next == "" || len(msg.rows) < b.pageSize {
+			b.lastPage = msg.page
+		} else if msg.page+1 == len(b.cursors) {
+			b.cursors = append(b.cursors, msg.next)
+		}
+		b.evict()
+		return b, b.move(0)
+	case bDetailMsg:
+		if msg.err != nil {
+			b.err = msg.err.Error()
+			return b, nil
+		}
+		if msg.id == b.detailID {
+			d := msg.detail
+			b.detail = &d
+			b.detailFoc = min(b.detailFoc, max(0, len(b.detailItems())-1))
+		}
+		return b, nil
+	case bActionMsg:
+		if msg.err != nil {
+			b.err, b.msg = msg.err.Error(), ""
+		} else {
+			b.err, b.msg, b.msgOK = "", msg.done, true
+		}
+		return b, b.refresh()
+	case tea.KeyPressMsg:
+		return b, b.key(msg)
+	}
+	return b, nil
+}
+
+func (b *Browser) typing() bool { return b.mode != modeList && b.mode != modeConfirm }
+
+func (b *Browser) key(k tea.KeyPressMsg) tea.Cmd {
+	s := k.String()
+	if s == "ctrl+c" {
+		return tea.Quit
+	}
+	switch b.mode {
+	case modeConfirm:
+		b.mode = modeList
+		if s == "y" || s == "Y" {
+			run := b.pending
+			b.pending, b.confirm = nil, ""
+			return run()
+		}
+		b.pending, b.confirm, b.msg, b.msgOK = nil, "", "cancelled: nothing was changed", false
+		return nil
+	case modeFilter, modeAssign, modeEdit, modeWaive:
+		return b.typeKey(k)
+	}
+	b.err = ""
+	if b.showDetail {
+		switch s {
+		case "esc", "backspace", "left", "h":
+			b.showDetail, b.detail = false, nil
+			return nil
+		case "up", "k":
+			b.detailFoc = max(0, b.detailFoc-1)
+			return nil
+		case "down", "j":
+			b.detailFoc = min(b.detailFoc+1, max(0, len(b.detailItems())-1))
+			return nil
+		case "y":
+			items := b.detailItems()
+			if b.detailFoc < len(items) {
+				it := items[b.detailFoc]
+				b.msg, b.msgOK = "copied "+it.label+" to the clipboard (OSC 52)", true
+				return tea.SetClipboard(it.value)
+			}
+			return nil
+		}
+	} else {
+		switch s {
+		case "up", "k":
+			return b.move(-1)
+		case "down", "j":
+			return b.move(1)
+		case "pgdown", "space", "f":
+			return b.move(b.listHeight())
+		case "pgup", "b":
+			return b.move(-b.listHeight())
+		case "home", "g":
+			return b.move(-b.cur)
+		case "s":
+			b.desc = !b.desc
+			b.resetList()
+			return b.reload()
+		case "esc":
+			if b.filter != (ledger.Filter{Now: b.filter.Now}) {
+				b.filter = ledger.Filter{}
+				b.resetList()
+				return b.reload()
+			}
+			return nil
+		case "q":
+			return tea.Quit
+		case "/":
+			b.mode, b.prompt, b.input = modeFilter, "filter", []rune(filterText(b.filter))
+			return nil
+		case "r":
+			return b.refresh()
+		case "enter":
+			e, ok := b.row(b.cur)
+			if !ok {
+				return nil
+			}
+			b.showDetail, b.detailID, b.detail, b.detailFoc = true, e.ID, nil, 0
+			return b.detailCmd(e.ID)
+		case "y":
+			e, ok := b.row(b.cur)
+			if !ok {
+				return nil
+			}
+			b.msg, b.msgOK = fmt.Sprintf("copied the raw row of #%d to the clipboard (OSC 52)", e.ID), true
+			return tea.SetClipboard(string(e.Raw))
+		}
+	}
+	// Actions, in the list and in the detail pane.
+	id, ok := b.focusedID()
+	switch s {
+	case "a", "e", "w":
+		if !ok {
+			return nil
+		}
+		b.input = nil
+		switch s {
+		case "a":
+			b.mode, b.prompt = modeAssign, fmt.Sprintf("assign #%d to owner", id)
+		case "e":
+			b.mode, b.prompt = modeEdit, fmt.Sprintf("fix #%d, col=value", id)
+		case "w":
+			b.mode, b.prompt = modeWaive, fmt.Sprintf("waive #%d, reason", id)
+		}
+		return nil
+	case "R":
+		if b.o.Replay == nil {
+			b.msg, b.msgOK = "replay is not available here: use lima-tui exceptions replay", false
+			return nil
+		}
+		table := b.filter.Table
+		what := "the fixed rows of every table"
+		if table != "" {
+			what = "the fixed rows of " + ui.Sanitize(table)
+		}
+		b.ask("replay "+what+" into the lake", func() tea.Cmd {
+			b.msg, b.msgOK = "replaying …", true
+			ctx, replay := b.o.Context, b.o.Replay
+			return func() tea.Msg {
+				out, err := replay(ctx, table)
+				if err != nil {
+					return bActionMsg{err: fmt.Errorf("replay: %w", err)}
+				}
+				return bActionMsg{done: "replayed; report " + out}
+			}
+		})
+		return nil
+	}
+	return nil
+}
+
+func (b *Browser) ask(what string, run func() tea.Cmd) {
+	b.mode, b.confirm, b.pending = modeConfirm, what, run
+}
+
+func (b *Browser) focusedID() (int64, bool) {
+	if b.showDetail {
+		return b.detailID, b.detailID != 0
+	}
+	e, ok := b.row(b.cur)
+	return e.ID, ok
+}
+
+func (b *Browser) typeKey(k tea.KeyPressMsg) tea.Cmd {
+	switch k.String() {
+	case "esc":
+		b.mode, b.input = modeList, nil
+		return nil
+	case "backspace":
+		if len(b.input) > 0 {
+			b.input = b.input[:len(b.input)-1]
+		}
+		return nil
+	case "ctrl+u":
+		b.input = nil
+		return nil
+	case "enter":
+		return b.submit(strings.TrimSpace(string(b.input)))
+	}
+	if k.Text != "" {
+		b.input = append(b.input, []rune(k.Text)...)
+	}
+	return nil
+}
+
+func (b *Browser) submit(text string) tea.Cmd {
+	mode := b.mode
+	b.mode = modeList
+	b.input = nil
+	id, _ := b.focusedID()
+	st, ctx, by := b.o.Store, b.o.Context, b.o.By
+	switch mode {
+	case modeFilter:
+		f, err := ParseFilter(text)
+		if err != nil {
+			b.err = err.Error()
+			return nil
+		}
+		b.filter = f
+		b.resetList()
+		return b.reload()
+	case modeAssign:
+		if text == "" {
+			b.err = "an owner is required: nothing was changed"
+			return nil
+		}
+		return func() tea.Msg {
+			if err := st.Assign(ctx, []int64{id}, text, by); err != nil {
+				return bActionMsg{err: err}
+			}
+			return bActionMsg{done: fmt.Sprintf("#%d assigned to %s", id, text)}
+		}
+	case modeEdit:
+		col, val, ok := strings.Cut(text, "=")
+		col = strings.TrimSpace(col)
+		if !ok || col == "" {
+			b.err = "give col=value, e.g. cost=12.50: nothing was changed"
+			return nil
+		}
+		return func() tea.Msg {
+			if err := st.Resolve(ctx, id, map[string]string{col: val}, by, "set in the exception browser"); err != nil {
+				return bActionMsg{err: err}
+			}
+			return bActionMsg{done: fmt.Sprintf("#%d fixed (%s); R replays it", id, col)}
+		}
+	case modeWaive:
+		if text == "" {
+			b.err = "a reason is required: nothing was changed"
+			return nil
+		}
+		b.ask(fmt.Sprintf("waive #%d (it will never be loaded)", id), func() tea.Cmd {
+			return func() tea.Msg {
+				if err := st.Waive(ctx, id, text, by); err != nil {
+					return bActionMsg{err: err}
+				}
+				return bActionMsg{done: fmt.Sprintf("#%d waived", id)}
+			}
+		})
+	}
+	return nil
+}
+
+func (b *Browser) detailCmd(id int64) tea.Cmd {
+	st, ctx := b.o.Store, b.o.Context
+	return func() tea.Msg {
+		e, err := st.Get(ctx, id)
+		if err != nil {
+			return bDetailMsg{id: id, err: err}
+		}
+		h, err := st.History(ctx, id)
+		return bDetailMsg{id: id, detail: browserDetail{e: e, hist: h}, err: err}
+	}
+}
+
+// ParseFilter reads "owner=Ji-woo table=inspections rule=date status=open
+// overdue" (any order, any subset).
+func ParseFilter(s string) (ledger.Filter, error) {
+	var f ledger.Filter
+	for _, tok := range strings.Fields(s) {
+		k, v, ok := strings.Cut(tok, "=")
+		switch {
+		case !ok && (k == "overdue" || k == "!overdue"):
+			f.Overdue = true
+		case ok && k == "owner":
+			f.Owner = v
+		case ok && k == "table":
+			f.Table = v
+		case ok && k == "rule":
+			f.Rule = v
+		case ok && k == "status":
+			switch v {
+			case ledger.StatusOpen, ledger.StatusFixed, ledger.StatusReplayed, ledger.StatusWaived:
+				f.Status = v
+			default:
+				return f, fmt.Errorf("status %q: use open, fixed, replayed or waived", ui.Sanitize(v))
+			}
+		default:
+			return f, fmt.Errorf("filter %q: use owner=, table=, rule=, status= or overdue", ui.Sanitize(tok))
+		}
+	}
+	return f, nil
+}
+
+func filterText(f ledger.Filter) string {
+	var parts []string
+	for _, kv := range [][2]string{{"owner", f.Owner}, {"table", f.Table}, {"rule", f.Rule}, {"status", f.Status}} {
+		if kv[1] != "" {
+			parts = append(parts, kv[0]+"="+kv[1])
+		}
+	}
+	if f.Overdue {
+		parts = append(parts, "overdue")
+	}
+	return strings.Join(parts, " ")
+}
+
+// ---- rendering ----
+
+// View renders the browser in the alternate screen.
+func (b *Browser) View() tea.View {
+	v := tea.NewView(b.Render())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeNone
+	v.WindowTitle = "Lima exceptions"
+	return v
+}
+
+// Render is the screen as text (styled; tests strip the styles).
+func (b *Browser) Render() string {
+	t := b.t
+	if ui.Classify(b.w, b.h) == ui.SizeTooSmall {
+		return ui.TooSmall(t, b.w, b.h)
+	}
+	full := ui.Classify(b.w, b.h) == ui.SizeFull
+	order := "id ↑"
+	if b.desc {
+		order = "id ↓"
+	}
+	title := t.Title.Render("Lima") + " " + t.Muted.Render("exceptions · sorted by "+order)
+	bw, bh := b.bodySize()
+	var body string
+	if b.showDetail {
+		body = b.renderDetail(bw, bh-1)
+	} else {
+		body = b.renderList(bw)
+	}
+	body = padLines(ui.FitLines(body, bw, bh-1), bh-1) + "\n" + ui.Fit(b.statusLine(), bw)
+	help := ui.HelpLine(t, b.helpKeys()...)
+	if full {
+		return ui.Fit(" "+title, b.w) + "\n\n" + indent(body, " ") + "\n" + " " + ui.Fit(help, b.w-1)
+	}
+	return ui.Fit(title, b.w) + "\n" + body + "\n" + ui.Fit(help, b.w)
+}
+
+func (b *Browser) statusLine() string {
+	t := b.t
+	switch {
+	case b.mode == modeConfirm:
+		return t.Warn.Render("! "+b.confirm+"?") + " " + t.Key.Render("y") + " yes · any other key: no"
+	case b.typing():
+		return t.Key.Render(b.prompt+": ") + ui.Sanitize(string(b.input)) + "█"
+	case b.err != "":
+		return t.Failed.Render(ui.StatusFailed.Glyph() + " " + ui.Sanitize(b.err))
+	case b.msg != "" && b.msgOK:
+		return t.OK.Render(ui.StatusOK.Glyph()) + " " + ui.Sanitize(b.msg)
+	case b.msg != "":
+		return t.Warn.Render("! " + ui.Sanitize(b.msg))
+	}
+	return ""
+}
+
+func (b *Browser) helpKeys() []ui.Binding {
+	nb := ui.NewBinding
+	switch {
+	case b.mode == modeConfirm:
+		return []ui.Binding{nb("y", "confirm", "y"), nb("n/esc", "cancel", "n")}
+	case b.typing():
+		return []ui.Binding{nb("enter", "apply", "enter"), nb("esc", "cancel", "esc")}
+	}
+	replay := nb("R", "replay", "R")
+	if b.o.Replay == nil {
+		replay = replay.Disable("no plan")
+	}
+	if b.showDetail {
+		return []ui.Binding{nb("↑/↓", "value", "up"), nb("y", "copy", "y"), nb("a", "assign", "a"), nb("e", "edit", "e"),
+			nb("w", "waive", "w"), replay, nb("esc", "back", "esc")}
+	}
+	return []ui.Binding{nb("↑/↓", "move", "up"), nb("enter", "detail", "enter"), nb("/", "filter", "/"), nb("s", "order", "s"),
+		nb("a", "assign", "a"), nb("e", "edit", "e"), nb("w", "waive", "w"), replay, nb("y", "copy", "y"), nb("q", "quit", "q")}
+}
+
+// glyph is the status glyph of an exception: ✓ replayed, ! open, … fixed,
+// – waived.
+func glyph(status string) string {
+	switch status {
+	case ledger.StatusReplayed:
+		return ui.StatusOK.Glyph()
+	case ledger.StatusFixed:
+		return ui.StatusRunning.Glyph()
+	case ledger.StatusWaived:
+		return ui.StatusSkipped.Glyph()
+	}
+	return ui.StatusWarn.Glyph()
+}
+
+func exWhere(e ledger.Exception) string {
+	switch {
+	case e.Line > 0:
+		return fmt.Sprintf("%s:%d", e.File, e.Line)
+	case e.Row > 0:
+		return fmt.Sprintf("%s#%d", e.File, e.Row)
+	}
+	return e.File
+}
+
+// cell fits a sanitized value into w cells, padded.
+func cell(s string, w int) string {
+	s = ui.Fit(ui.Sanitize(s), w)
+	if n := ui.Width(s); n < w {
+		s += strings.Repeat(" ", w-n)
+	}
+	return s
+}
+
+// cellTail is cell keeping the end (file:line), cut with a leading …
+func cellTail(s string, w int) string {
+	s = ui.Sanitize(s)
+	if ui.Width(s) > w {
+		r := []rune(s)
+		for len(r) > 0 && ui.Width(string(r)) > w-1 {
+			r = r[1:]
+		}
+		s = "…" + string(r)
+	}
+	return cell(s, w)
+}
+
+type column struct {
+	name  string
+	width int
+}
+
+func (b *Browser) columns(width int) []column {
+	// id, glyph, table, where (flexible), rule, owner, due
+	cols := []column{{"id", 7}, {"", 1}, {"table", 12}, {"where", 0}, {"rule", 12}, {"owner", 10}, {"due", 18}}
+	if width < 90 {
+		cols = []column{{"id", 6}, {"", 1}, {"table", 10}, {"where", 0}, {"rule", 8}, {"owner", 8}, {"due", 18}}
+	}
+	used := 2 + len(cols) - 1 // the focus marker, the gaps
+	for _, c := range cols {
+		used += c.width
+	}
+	cols[3].width = max(8, width-used)
+	return cols
+}
+
+func (b *Browser) due(e ledger.Exception) string {
+	if e.Deadline.IsZero() {
+		return "–"
+	}
+	s := e.Deadline.In(b.o.Location).Format("2006-01-02")
+	if e.Overdue(b.filter.Now) {
+		s += " overdue"
+	}
+	return s
+}
+
+func (b *Browser) renderList(width int) string {
+	t := b.t
+	var lines []string
+	head := "exceptions"
+	if f := filterText(b.filter); f != "" {
+		head += " matching " + ui.Sanitize(f)
+	}
+	switch {
+	case !b.counted:
+		head += ": counting …"
+	case b.total == 0:
+		head += ": none"
+	default:
+		head += fmt.Sprintf(": %s · row %s", ui.Count(b.total), ui.Count(int64(b.cur+1)))
+	}
+	lines = append(lines, t.Title.Render(head))
+	cols := b.columns(width)
+	hdr := t.Blank
+	for i, c := range cols {
+		if i > 0 {
+			hdr += " "
+		}
+		if i == 0 {
+			hdr += fmt.Sprintf("%*s", c.width, c.name)
+			continue
+		}
+		hdr += cell(c.name, c.width)
+	}
+	lines = append(lines, t.Muted.Render(strings.TrimRight(hdr, " ")))
+	lh := b.listHeight()
+	for i := b.top; i < b.top+lh; i++ {
+		if b.counted && int64(i) >= b.total {
+			break
+		}
+		e, ok := b.row(i)
+		if !ok {
+			if i > b.reachable() {
+				break
+			}
+			lines = append(lines, t.Blank+t.Muted.Render("…"))
+			continue
+		}
+		vals := []string{strconv.FormatInt(e.ID, 10), glyph(e.Status), e.Table, exWhere(e), strings.Join(e.Rules(), ","), e.Owner, b.due(e)}
+		var parts []string
+		for j, c := range cols {
+			v := cell(vals[j], c.width)
+			if j == 3 {
+				v = cellTail(vals[j], c.width)
+			}
+			if j == 0 {
+				v = fmt.Sprintf("%*s", c.width, vals[j])
+			}
+			parts = append(parts, v)
+		}
+		line := strings.TrimRight(strings.Join(parts, " "), " ")
+		if i == b.cur {
+			lines = append(lines, t.FocusMarker+t.Focus.Render(line))
+		} else {
+			lines = append(lines, t.Blank+line)
+		}
+	}
+	if b.counted && b.total == 0 {
+		lines = append(lines, "", t.Muted.Render("nothing matches; / changes the filter, esc clears it"))
+	}
+	return strings.Join(lines, "\n")
+}
+
+type detailItem struct{ label, value string }
+
+// detailItems are the values y can copy, in the order shown.
+func (b *Browser) detailItems() []detailItem {
+	if b.detail == nil {
+		return nil
+	}
+	e := b.detail.e
+	items := []detailItem{{"raw", string(e.Raw)}}
+	for _, k := range slices.Sorted(maps.Keys(e.Values)) {
+		items = append(items, detailItem{"value " + k, e.Values[k]})
+	}
+	for _, k := range slices.Sorted(maps.Keys(e.Fixed)) {
+		items = append(items, detailItem{"fixed " + k, e.Fixed[k]})
+	}
+	return items
+}
+
+func (b *Browser) renderDetail(width, height int) string {
+	t := b.t
+	if b.detail == nil {
+		return t.Muted.Render(fmt.Sprintf("exception #%d: loading …", b.detailID))
+	}
+	e := b.detail.e
+	var lines []string
+	status := e.Status
+	if e.Overdue(b.filter.Now) {
+		status += ", overdue"
+	}
+	lines = append(lines, t.Title.Render(fmt.Sprintf("exception #%d", e.ID))+" "+glyph(e.Status)+" "+status+t.Muted.Render(" ("+e.Level+")"))
+	lines = append(lines, "  table  "+ui.Sanitize(e.Table)+"   where "+ui.Sanitize(exWhere(e)))
+	lines = append(lines, "  owner  "+ui.Sanitize(e.Owner)+"   due "+b.due(e)+t.Muted.Render("   load "+ui.Sanitize(e.LoadID)))
+	if e.Key != "" {
+		lines = append(lines, "  key    "+ui.Sanitize(e.Key))
+	}
+	focus := b.detailFoc
+	n := 0
+	item := func(label, v string) string {
+		mark := t.Blank
+		if n == focus {
+			mark = t.FocusMarker
+		}
+		n++
+		return mark + label + ui.Sanitize(v)
+	}
+	enc := e.Encoding
+	if enc == "" {
+		enc = "utf-8"
+	}
+	lines = append(lines, t.Title.Render(fmt.Sprintf("raw (%s, %d bytes)", enc, len(e.Raw))))
+	lines = append(lines, item("", string(e.Raw)))
+	if len(e.Values) > 0 {
+		lines = append(lines, t.Title.Render("values"))
+		for _, k := range slices.Sorted(maps.Keys(e.Values)) {
+			lines = append(lines, item(ui.Sanitize(k)+" = ", e.Values[k]))
+		}
+	}
+	lines = append(lines, t.Title.Render("failures"))
+	for _, f := range e.Failures {
+		col := f.Column
+		if col == "" {
+			col = "(row)"
+		}
+		lines = append(lines, "  "+cell(col, 14)+" "+cell(f.Rule, 12)+" "+ui.Sanitize(f.Reason))
+	}
+	if len(e.Fixed) > 0 {
+		lines = append(lines, t.Title.Render("fixed values"))
+		for _, k := range slices.Sorted(maps.Keys(e.Fixed)) {
+			lines = append(lines, item(ui.Sanitize(k)+" = ", e.Fixed[k]))
+		}
+	}
+	lines = append(lines, t.Title.Render("history"))
+	for _, h := range b.detail.hist {
+		l := "  " + h.At.In(b.o.Location).Format("2006-01-02 15:04") + "  " + cell(h.Action, 9) + " " + ui.Sanitize(h.By)
+		if h.Note != "" {
+			l += " — " + ui.Sanitize(h.Note)
+		}
+		lines = append(lines, l)
+	}
+	// Keep the focused value on screen.
+	if len(lines) > height {
+		fi := 0
+		for i, l := range lines {
+			if strings.HasPrefix(l, t.FocusMarker) {
+				fi = i
+			}
+		}
+		if fi >= height {
+			lines = append(lines[:1], lines[fi-height+2:]...)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
