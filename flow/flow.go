@@ -197,28 +197,12 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 	if err := checkPreconditions(ctx, o); err != nil {
 		return nil, err
 	}
-	unlock, err := Lock(o.Workspace, o.LockWait)
+	sess, err := openSession(ctx, o.Workspace, o.Plan, o.LockWait, o.SinkOptions)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
-	sk, err := OpenSink(ctx, o.Workspace, o.Plan, o.SinkOptions)
-	if err != nil {
-		return nil, fmt.Errorf("%w: open the catalog: %w", ErrPrecondition, err)
-	}
-	defer sk.Close()
-	st, err := OpenLedger(ctx, o.Workspace, o.Plan)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	if _, _, err := RecoverPending(ctx, st, sk, o.Plan); err != nil {
-		return nil, fmt.Errorf("settle the exceptions of an interrupted run: %w", err)
-	}
-	runID := NewRunID(time.Now())
-	if err := st.BeginRun(ctx, ledger.Run{ID: runID, Started: time.Now().UTC(), Status: "running", PlanHash: o.Plan.Hash()}); err != nil {
-		return nil, fmt.Errorf("record the run: %w", err)
-	}
+	defer sess.close()
+	sk, st, runID := sess.sink, sess.store, sess.runID
 	q := &run.LedgerQuarantine{Store: st}
 	res, err := run.Load(ctx, run.Options{Workspace: o.Workspace.Dir, Plan: o.Plan, Sink: sk, Quarantine: q, Tables: o.Tables,
 		FullRefresh: o.FullRefresh, RunID: runID, Progress: o.Progress,
@@ -431,6 +415,54 @@ func knownFixes(ctx context.Context, st ledger.Store, table string) (map[run.Fix
 		}
 	}
 	return out, nil
+}
+
+// session is what every run that writes holds: the workspace lock, the
+// sink, the state store, and its run recorded as started.
+type session struct {
+	unlock  func()
+	sink    *icesink.Sink
+	store   ledger.Store
+	runID   string
+	started time.Time
+}
+
+// openSession takes the lock, opens the sink and the state store, settles
+// the exceptions of an interrupted run and records the new run.
+func openSession(ctx context.Context, ws Workspace, p *plan.Plan, lockWait time.Duration, tweak func(*icesink.Options)) (*session, error) {
+	unlock, err := Lock(ws, lockWait)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{unlock: unlock}
+	if s.sink, err = OpenSink(ctx, ws, p, tweak); err != nil {
+		s.close()
+		return nil, fmt.Errorf("%w: open the catalog: %w", ErrPrecondition, err)
+	}
+	if s.store, err = OpenLedger(ctx, ws, p); err != nil {
+		s.close()
+		return nil, err
+	}
+	if _, _, err := RecoverPending(ctx, s.store, s.sink, p); err != nil {
+		s.close()
+		return nil, fmt.Errorf("settle the exceptions of an interrupted run: %w", err)
+	}
+	s.runID, s.started = NewRunID(time.Now()), time.Now().UTC()
+	if err := s.store.BeginRun(ctx, ledger.Run{ID: s.runID, Started: s.started, Status: "running", PlanHash: p.Hash()}); err != nil {
+		s.close()
+		return nil, fmt.Errorf("record the run: %w", err)
+	}
+	return s, nil
+}
+
+func (s *session) close() {
+	if s.store != nil {
+		s.store.Close()
+	}
+	if s.sink != nil {
+		s.sink.Close()
+	}
+	s.unlock()
 }
 
 // supersede waives the exceptions an earlier, rejected attempt at the same

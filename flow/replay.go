@@ -2,10 +2,8 @@ package flow
 
 import (
 	"context"
-	"fmt"
 	"time"
 
-	"github.com/lima-lake/lima/engine/ledger"
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/run"
 	"github.com/lima-lake/lima/engine/sink"
@@ -24,29 +22,12 @@ type ReplayOptions struct {
 // Replay commits the fixed exceptions that now pass, proves them with gate
 // 4 and writes a report like any run.
 func Replay(ctx context.Context, o ReplayOptions) (*Outcome, error) {
-	unlock, err := Lock(o.Workspace, 0)
+	sess, err := openSession(ctx, o.Workspace, o.Plan, 0, nil)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
-	sk, err := OpenSink(ctx, o.Workspace, o.Plan, nil)
-	if err != nil {
-		return nil, fmt.Errorf("%w: open the catalog: %w", ErrPrecondition, err)
-	}
-	defer sk.Close()
-	st, err := OpenLedger(ctx, o.Workspace, o.Plan)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	if _, _, err := RecoverPending(ctx, st, sk, o.Plan); err != nil {
-		return nil, err
-	}
-	runID := NewRunID(time.Now())
-	started := time.Now().UTC()
-	if err := st.BeginRun(ctx, ledger.Run{ID: runID, Started: started, Status: "running", PlanHash: o.Plan.Hash()}); err != nil {
-		return nil, err
-	}
+	defer sess.close()
+	sk, st, runID, started := sess.sink, sess.store, sess.runID, sess.started
 	trs, err := run.Replay(ctx, run.ReplayOptions{Workspace: o.Workspace.Dir, Plan: o.Plan, Sink: sk, Store: st, Table: o.Table, RunID: runID, By: o.By})
 	if err != nil {
 		_ = st.FinishRun(context.WithoutCancel(ctx), runID, reports.StatusFailed, time.Now().UTC(), nil)
