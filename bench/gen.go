@@ -228,9 +228,12 @@ const benchPlan = `# Lima bench plan — written by bench/ (go run .), modelled 
 schema_version: 1
 platform:
   prefix: bench
+  region: local
   environment: bench
   pattern: iceberg
   catalog: sqlite
+downstream:
+  consumer: unknown
 storage:
   warehouse: lake
   namespace: bench

@@ -31,5 +31,8 @@ fi
 echo "== go test"
 go test -count=1 -timeout 20m ./...
 
+echo "== bench smoke (3,000 rows; make bench runs 1,000,000)"
+(cd bench && go run . -rows 3000 -duckdb=false)
+
 echo "== short fuzz"
 FUZZTIME="${FUZZTIME:-5s}" bash scripts/fuzz.sh
