@@ -158,7 +158,15 @@ func (s *runScreen) poll() {
 		r := tableRow{name: tp.Table, phase: phase, read: tp.RowsRead.Load(), loaded: tp.Loaded.Load(),
 			quarantined: tp.Quarantined.Load(), bytes: tp.Bytes.Load(), total: tp.TotalBytes.Load()}
 		if !s.ended.IsZero() {
-			r.phase = "finished"
+			// The engine leaves the table's outcome as its last phase. The
+			// bar measured progress through the input; once done it is gone.
+			r.total = 0
+			switch phase {
+			case "already_loaded", "nothing_to_load", "loaded", "failed":
+				r.phase = strings.ReplaceAll(phase, "_", " ")
+			default:
+				r.phase = "finished"
+			}
 		}
 		if !tp.Started.IsZero() {
 			r.elapsed = now.Sub(tp.Started)

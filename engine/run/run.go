@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/lima-lake/lima/engine/clean"
 	"github.com/lima-lake/lima/engine/plan"
@@ -346,18 +346,20 @@ func loadID(name, planHash string, units []source.Unit, fullRefresh bool, runID 
 	return "ld-" + hex.EncodeToString(h.Sum(nil))[:20]
 }
 
-// tableHash fingerprints what of a table's plan shapes its rows. JSON, not
-// %v: a pointer field (a check's min) must hash by value, not by address,
-// or the same input would get a new load id in every process.
+// tableHash fingerprints what of a table's plan shapes its rows. YAML
+// with omitempty, not %v or JSON: a pointer field (a check's min) must hash
+// by value, not by address, and a field added to the plan in a later Lima
+// must not change the hash of plans that do not use it (which would reload
+// every table once after an upgrade).
 func tableHash(p *plan.Plan, name string) string {
 	t := p.Tables[name]
-	b, err := json.Marshal(struct {
-		Source         *plan.TableSource
-		Columns        []plan.Column
-		Partition      []string
-		Load           any
-		Checks         []plan.Check
-		ControlColumns []string
+	b, err := yaml.Marshal(struct {
+		Source         *plan.TableSource `yaml:"source,omitempty"`
+		Columns        []plan.Column     `yaml:"columns,omitempty"`
+		Partition      []string          `yaml:"partition,omitempty"`
+		Load           any               `yaml:"load,omitempty"`
+		Checks         []plan.Check      `yaml:"checks,omitempty"`
+		ControlColumns []string          `yaml:"control_columns,omitempty"`
 	}{t.Source, t.Columns, t.Partition, t.Load, t.Checks, t.ControlColumns})
 	if err != nil {
 		panic(err) // plain data always marshals
