@@ -654,6 +654,28 @@ func (c *core) setStatus(ctx context.Context, q querier, id int64, status string
 	return err
 }
 
+// change runs one status change on each of ids in one transaction: lock
+// the row, check its status is one of from (else ErrBadTransition, and
+// nothing of the batch is applied), then apply fn at the same instant t.
+func (c *core) change(ctx context.Context, ids []int64, action string, from []string, fn func(q querier, id int64, cur current, t time.Time) error) error {
+	return c.b.inTx(ctx, func(q querier) error {
+		t := now()
+		for _, id := range ids {
+			cur, err := c.lockRow(ctx, q, id)
+			if err != nil {
+				return err
+			}
+			if err := allowed(id, action, cur.status, from...); err != nil {
+				return err
+			}
+			if err := fn(q, id, cur, t); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 func (c *core) Assign(ctx context.Context, ids []int64, owner, by string) error {
 	if err := required("by", by); err != nil {
 		return err
@@ -663,28 +685,15 @@ func (c *core) Assign(ctx context.Context, ids []int64, owner, by string) error 
 	if len(ids) == 0 {
 		return nil
 	}
-	return c.b.inTx(ctx, func(q querier) error {
-		t := now()
-		for _, id := range ids {
-			cur, err := c.lockRow(ctx, q, id)
-			if err != nil {
-				return err
-			}
-			if err := allowed(id, "assign", cur.status, StatusOpen, StatusFixed); err != nil {
-				return err
-			}
-			if _, err := q.exec(ctx, `UPDATE {exceptions} SET owner = ?, updated_at = ? WHERE id = ?`, owner, c.b.ts(t), id); err != nil {
-				return err
-			}
-			if _, err := q.exec(ctx, `UPDATE {exception_rules} SET owner = ? WHERE exception_id = ?`, owner, id); err != nil {
-				return err
-			}
-			note := fmt.Sprintf("owner %q → %q", cur.owner, owner)
-			if err := c.event(ctx, q, id, t, by, ActionAssign, cur.status, cur.status, note, nil); err != nil {
-				return err
-			}
+	return c.change(ctx, ids, "assign", []string{StatusOpen, StatusFixed}, func(q querier, id int64, cur current, t time.Time) error {
+		if _, err := q.exec(ctx, `UPDATE {exceptions} SET owner = ?, updated_at = ? WHERE id = ?`, owner, c.b.ts(t), id); err != nil {
+			return err
 		}
-		return nil
+		if _, err := q.exec(ctx, `UPDATE {exception_rules} SET owner = ? WHERE exception_id = ?`, owner, id); err != nil {
+			return err
+		}
+		note := fmt.Sprintf("owner %q → %q", cur.owner, owner)
+		return c.event(ctx, q, id, t, by, ActionAssign, cur.status, cur.status, note, nil)
 	})
 }
 
@@ -693,14 +702,7 @@ func (c *core) Resolve(ctx context.Context, id int64, fixed map[string]string, b
 		return err
 	}
 	by, note, fixed = cleanText(by), cleanText(note), cleanMap(fixed)
-	return c.b.inTx(ctx, func(q querier) error {
-		cur, err := c.lockRow(ctx, q, id)
-		if err != nil {
-			return err
-		}
-		if err := allowed(id, "resolve", cur.status, StatusOpen, StatusFixed); err != nil {
-			return err
-		}
+	return c.change(ctx, []int64{id}, "resolve", []string{StatusOpen, StatusFixed}, func(q querier, id int64, cur current, t time.Time) error {
 		merged := map[string]string{}
 		maps.Copy(merged, cur.fixed)
 		maps.Copy(merged, fixed)
@@ -708,7 +710,6 @@ func (c *core) Resolve(ctx context.Context, id int64, fixed map[string]string, b
 		if err != nil {
 			return err
 		}
-		t := now()
 		if _, err := q.exec(ctx, `UPDATE {exceptions} SET fixed = ? WHERE id = ?`, fx, id); err != nil {
 			return err
 		}
@@ -727,15 +728,7 @@ func (c *core) Waive(ctx context.Context, id int64, reason, by string) error {
 		return err
 	}
 	by, reason = cleanText(by), cleanText(reason)
-	return c.b.inTx(ctx, func(q querier) error {
-		cur, err := c.lockRow(ctx, q, id)
-		if err != nil {
-			return err
-		}
-		if err := allowed(id, "waive", cur.status, StatusOpen, StatusFixed); err != nil {
-			return err
-		}
-		t := now()
+	return c.change(ctx, []int64{id}, "waive", []string{StatusOpen, StatusFixed}, func(q querier, id int64, cur current, t time.Time) error {
 		if err := c.setStatus(ctx, q, id, StatusWaived, t); err != nil {
 			return err
 		}
@@ -755,27 +748,14 @@ func (c *core) MarkReplayed(ctx context.Context, ids []int64, replayLoadID, by s
 	if len(ids) == 0 {
 		return nil
 	}
-	return c.b.inTx(ctx, func(q querier) error {
-		t := now()
-		for _, id := range ids {
-			cur, err := c.lockRow(ctx, q, id)
-			if err != nil {
-				return err
-			}
-			if err := allowed(id, "mark replayed", cur.status, StatusFixed); err != nil {
-				return err
-			}
-			if _, err := q.exec(ctx, `UPDATE {exceptions} SET replay_load_id = ? WHERE id = ?`, replayLoadID, id); err != nil {
-				return err
-			}
-			if err := c.setStatus(ctx, q, id, StatusReplayed, t); err != nil {
-				return err
-			}
-			if err := c.event(ctx, q, id, t, by, ActionReplayed, cur.status, StatusReplayed, "replay load "+replayLoadID, nil); err != nil {
-				return err
-			}
+	return c.change(ctx, ids, "mark replayed", []string{StatusFixed}, func(q querier, id int64, cur current, t time.Time) error {
+		if _, err := q.exec(ctx, `UPDATE {exceptions} SET replay_load_id = ? WHERE id = ?`, replayLoadID, id); err != nil {
+			return err
 		}
-		return nil
+		if err := c.setStatus(ctx, q, id, StatusReplayed, t); err != nil {
+			return err
+		}
+		return c.event(ctx, q, id, t, by, ActionReplayed, cur.status, StatusReplayed, "replay load "+replayLoadID, nil)
 	})
 }
 
@@ -791,15 +771,7 @@ func (c *core) Reopen(ctx context.Context, id int64, reasons []Failure, by strin
 	if err != nil {
 		return err
 	}
-	return c.b.inTx(ctx, func(q querier) error {
-		cur, err := c.lockRow(ctx, q, id)
-		if err != nil {
-			return err
-		}
-		if err := allowed(id, "reopen", cur.status, StatusFixed); err != nil {
-			return err
-		}
-		t := now()
+	return c.change(ctx, []int64{id}, "reopen", []string{StatusFixed}, func(q querier, id int64, cur current, t time.Time) error {
 		if _, err := q.exec(ctx, `UPDATE {exceptions} SET failures = ?, status = ?, updated_at = ? WHERE id = ?`, fs, StatusOpen, c.b.ts(t), id); err != nil {
 			return err
 		}
