@@ -3,7 +3,6 @@ package gates
 import (
 	"context"
 	"fmt"
-	"io"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -305,85 +304,35 @@ func listFirst(items []string, n int) string {
 // profiler), its first SampleValues non-null values, the exact set of its
 // key forms while it can still be a key, and the span of its dates.
 func ReadEvidence(ctx context.Context, src source.Source, units []source.Unit, so source.Options, maxRows int64) (*TableEvidence, error) {
-	ev := &TableEvidence{}
-	var prof *clean.Profiler
-	var header []string
 	var cols []*collector
-	for _, u := range units {
-		ev.Units = append(ev.Units, u.Name)
-		fr := run.FileResult{Name: u.Name, OriginalName: u.OriginalName, Bytes: u.Size, Status: "read"}
-		rd, err := src.Open(ctx, u, so)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			fr.Status, fr.Error = "unreadable", err.Error()
-			ev.Files = append(ev.Files, fr)
-			continue
-		}
-		if prof == nil {
-			header = rd.Columns()
-			prof = clean.NewProfiler(header, nil)
-			for range header {
+	tp, err := run.ProfileUnits(ctx, src, units, so, nil, maxRows, func(vals []string, declaredNull []bool, seen int64) {
+		if cols == nil {
+			for range vals {
 				cols = append(cols, newCollector())
 			}
 		}
-		idx := make([]int, len(header))
-		got := rd.Columns()
-		for i, h := range header {
-			idx[i] = slices.Index(got, h)
+		for i, c := range cols {
+			c.add(vals[i], declaredNull[i] || isNullToken(vals[i]), seen)
 		}
-		vals := make([]string, len(header))
-		nulls := make([]bool, len(header))
-		for ev.Rows < maxRows {
-			if ev.Rows&1023 == 0 && ctx.Err() != nil {
-				rd.Close()
-				return nil, ctx.Err()
-			}
-			row, err := rd.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				fr.Status, fr.Error = "unreadable", err.Error()
-				break
-			}
-			fr.RowsRead++
-			if row.Kind != source.Data {
-				continue
-			}
-			for i, j := range idx {
-				vals[i], nulls[i] = "", true
-				if j >= 0 && j < len(row.Values) && (row.Nulls == nil || !row.Nulls[j]) {
-					vals[i] = row.Values[j]
-					nulls[i] = isNullToken(vals[i])
-				}
-			}
-			prof.Add(vals)
-			for i, c := range cols {
-				c.add(vals[i], nulls[i], ev.Rows)
-			}
-			ev.Rows++
-		}
-		if ev.Rows >= maxRows {
-			ev.Sampled = true
-		}
-		rd.Close()
-		ev.Files = append(ev.Files, fr)
-		if ev.Sampled {
-			break
-		}
+	})
+	if err != nil {
+		return nil, err
 	}
-	if prof != nil {
-		for i, cp := range prof.Profile() {
-			c := cols[i]
-			ce := ColumnEvidence{Profile: cp, Values: c.values, Dups: c.dups, DupExample: c.dupEx}
-			if c.tracking {
-				ce.KeySet = c.keys
-			}
-			ce.TimeMin, ce.TimeMax = c.span(cp.DateOrder)
-			ev.Columns = append(ev.Columns, ce)
+	ev := &TableEvidence{Files: tp.Files, Rows: tp.Rows, Sampled: tp.Sampled}
+	for _, f := range tp.Files {
+		ev.Units = append(ev.Units, f.Name)
+	}
+	for i, cp := range tp.Columns {
+		c := newCollector()
+		if i < len(cols) {
+			c = cols[i]
 		}
+		ce := ColumnEvidence{Profile: cp, Values: c.values, Dups: c.dups, DupExample: c.dupEx}
+		if c.tracking {
+			ce.KeySet = c.keys
+		}
+		ce.TimeMin, ce.TimeMax = c.span(cp.DateOrder)
+		ev.Columns = append(ev.Columns, ce)
 	}
 	return ev, nil
 }

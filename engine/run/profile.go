@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/lima-lake/lima/engine/clean"
 	"github.com/lima-lake/lima/engine/plan"
@@ -42,14 +43,31 @@ func Profile(ctx context.Context, o Options, name string, maxRows int64) (*Table
 	for _, c := range t.Columns {
 		cols = append(cols, c.Name)
 	}
-	nullTokens := t.Source.NullTokens
-	tp := &TableProfile{Table: name}
+	tp, err := ProfileUnits(ctx, src, units, sourceOptions(o.Plan, t, cols), t.Source.NullTokens, maxRows, nil)
+	if err != nil {
+		return nil, err
+	}
+	tp.Table = name
+	return tp, nil
+}
+
+// ProfileUnits reads up to maxRows data rows of units, in order, and
+// profiles every column of the first readable unit's header. onRow, when
+// set, sees each data row too: its values by that header, which of them
+// the source declared null (or the unit lacks), and the row's index. It is
+// the one read loop behind `propose` and gate 3's evidence.
+func ProfileUnits(ctx context.Context, src source.Source, units []source.Unit, so source.Options, nullTokens []string, maxRows int64,
+	onRow func(vals []string, declaredNull []bool, seen int64)) (*TableProfile, error) {
+	tp := &TableProfile{}
 	var prof *clean.Profiler
 	var header []string
 	for _, u := range units {
 		fr := FileResult{Name: u.Name, OriginalName: u.OriginalName, Bytes: u.Size, Status: "read"}
-		rd, err := src.Open(ctx, u, sourceOptions(o.Plan, t, cols))
+		rd, err := src.Open(ctx, u, so)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			fr.Status, fr.Error = "unreadable", err.Error()
 			tp.Files = append(tp.Files, fr)
 			continue
@@ -58,18 +76,18 @@ func Profile(ctx context.Context, o Options, name string, maxRows int64) (*Table
 			header = rd.Columns()
 			prof = clean.NewProfiler(header, nullTokens)
 		}
-		idx := make([]int, len(header))
 		got := rd.Columns()
+		idx := make([]int, len(header))
 		for i, h := range header {
-			idx[i] = -1
-			for j, g := range got {
-				if g == h {
-					idx[i] = j
-				}
-			}
+			idx[i] = slices.Index(got, h)
 		}
 		vals := make([]string, len(header))
+		nulls := make([]bool, len(header))
 		for tp.Rows < maxRows {
+			if tp.Rows&1023 == 0 && ctx.Err() != nil {
+				rd.Close()
+				return nil, ctx.Err()
+			}
 			row, err := rd.Next()
 			if err == io.EOF {
 				break
@@ -83,12 +101,15 @@ func Profile(ctx context.Context, o Options, name string, maxRows int64) (*Table
 				continue
 			}
 			for i, j := range idx {
-				vals[i] = ""
+				vals[i], nulls[i] = "", true
 				if j >= 0 && j < len(row.Values) && (row.Nulls == nil || !row.Nulls[j]) {
-					vals[i] = row.Values[j]
+					vals[i], nulls[i] = row.Values[j], false
 				}
 			}
 			prof.Add(vals)
+			if onRow != nil {
+				onRow(vals, nulls, tp.Rows)
+			}
 			tp.Rows++
 		}
 		if tp.Rows >= maxRows {
