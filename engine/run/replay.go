@@ -357,7 +357,9 @@ func sourceLoc(e ledger.Exception) source.Locator {
 }
 
 // formatArrow is the canonical text (clean.FormatCell's form) of an Arrow
-// value, for comparing keys read back from the table.
+// value, for comparing keys read back from the table. gates.FormatValue
+// does the same for gate 4 and is kept separate on purpose: the proof must
+// not share code with the write path it checks.
 func formatArrow(a arrow.Array, r int) string {
 	if a.IsNull(r) {
 		return "NULL"

@@ -66,6 +66,8 @@ func (s *Sum) String() string {
 }
 
 // FormatUnscaled writes an unscaled integer with scale digits after the point.
+// gates has its own (formatScaled) on purpose: gate 4 does not reuse the
+// read path's arithmetic.
 func FormatUnscaled(v *big.Int, scale int) string {
 	neg := v.Sign() < 0
 	digits := new(big.Int).Abs(v).String()
