@@ -57,6 +57,8 @@ type Commit struct {
 	AlreadyCommitted bool
 	// Attempts is how many commit attempts were made.
 	Attempts int
+	// Deleted is how many committed rows a CommitDelta removed.
+	Deleted int64
 }
 
 // CommitProps are what a commit carries.
@@ -113,6 +115,31 @@ type Historian interface {
 // Scanner reads a committed snapshot back (gate 4 uses it).
 type Scanner interface {
 	Scan(ctx context.Context, snapshotID int64, columns []string) (iter.Seq2[arrow.RecordBatch, error], error)
+}
+
+// Keys lists row keys: Columns are key column names of the table and every
+// batch holds exactly those columns, typed as in the table's schema.
+type Keys struct {
+	Columns []string
+	Batches []arrow.RecordBatch
+}
+
+// Len is the number of key tuples.
+func (k Keys) Len() int64 {
+	var n int64
+	for _, b := range k.Batches {
+		n += b.NumRows()
+	}
+	return n
+}
+
+// KeyDeleter is the optional capability behind upserts and change capture:
+// CommitDelta deletes every committed row whose key is in del, then appends
+// the staged rows, in one atomic catalog commit carrying the load id. Rows
+// the same commit appends are never deleted by it. Like Commit, it never
+// applies a load id twice. Commit.Deleted reports the rows it removed.
+type KeyDeleter interface {
+	CommitDelta(ctx context.Context, s Staged, p CommitProps, del Keys) (Commit, error)
 }
 
 // Sink opens tables.

@@ -421,6 +421,12 @@ func (t *Table) Stage(ctx context.Context, batches iter.Seq2[arrow.RecordBatch, 
 
 // Commit makes the staged files visible in one snapshot.
 func (t *Table) Commit(ctx context.Context, s sink.Staged, p sink.CommitProps) (sink.Commit, error) {
+	return t.commit(ctx, s, p, nil)
+}
+
+// commit is the commit loop; with a non-nil del filter the transaction
+// first deletes the rows it matches (merge-on-read), then appends.
+func (t *Table) commit(ctx context.Context, s sink.Staged, p sink.CommitProps, del iceberg.BooleanExpression) (sink.Commit, error) {
 	st, ok := s.(*staged)
 	if !ok || st.t != t {
 		return sink.Commit{}, errors.New("icesink: staged files of another table")
@@ -461,7 +467,19 @@ func (t *Table) Commit(ctx context.Context, s sink.Staged, p sink.CommitProps) (
 			return c, nil
 		}
 		tx := tbl.NewTransaction()
-		if p.Replace && tbl.CurrentSnapshot() != nil {
+		if del != nil && tbl.CurrentSnapshot() != nil {
+			if tbl.Properties()[table.WriteDeleteModeKey] != table.WriteModeMergeOnRead {
+				if err := tx.SetProperties(iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead}); err != nil {
+					return sink.Commit{}, fmt.Errorf("delete mode: %w", err)
+				}
+			}
+			if err := tx.Delete(ctx, del, props); err != nil {
+				return sink.Commit{}, fmt.Errorf("stage deletes: %w", err)
+			}
+		}
+		if len(st.files) == 0 && del != nil {
+			// deletes only: the delete snapshot carries the load id.
+		} else if p.Replace && tbl.CurrentSnapshot() != nil {
 			var old []iceberg.DataFile
 			tasks, err := tbl.Scan().PlanFiles(ctx)
 			if err != nil {

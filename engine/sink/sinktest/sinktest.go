@@ -59,6 +59,57 @@ func count(t *testing.T, tbl sink.Table) int64 {
 	return n
 }
 
+// rowsByID reads the table back as id → name.
+func rowsByID(t *testing.T, tbl sink.Table) map[int64]string {
+	t.Helper()
+	sc, ok := tbl.(sink.Scanner)
+	if !ok {
+		t.Skip("sink cannot be read back")
+	}
+	it, err := sc.Scan(context.Background(), 0, []string{"id", "name"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int64]string{}
+	for rec, err := range it {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := rec.Column(0).(*array.Int64)
+		names := rec.Column(1).(*array.String)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			if _, dup := out[ids.Value(i)]; dup {
+				t.Fatalf("id %d is in the table twice", ids.Value(i))
+			}
+			out[ids.Value(i)] = names.Value(i)
+		}
+		rec.Release()
+	}
+	return out
+}
+
+func namedBatch(sc *arrow.Schema, name string, ids ...int64) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+		defer b.Release()
+		for _, id := range ids {
+			b.Field(0).(*array.Int64Builder).Append(id)
+			b.Field(1).(*array.StringBuilder).Append(name)
+			b.Field(2).(*array.Date32Builder).Append(arrow.Date32(20454 + id%60))
+		}
+		yield(b.NewRecordBatch(), nil)
+	}
+}
+
+func idKeys(ids ...int64) sink.Keys {
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	defer b.Release()
+	b.AppendValues(ids, nil)
+	arr := b.NewArray()
+	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	return sink.Keys{Columns: []string{"id"}, Batches: []arrow.RecordBatch{array.NewRecordBatch(sc, []arrow.Array{arr}, int64(len(ids)))}}
+}
+
 // Run runs the suite. open returns a fresh, empty sink.
 func Run(t *testing.T, open func(t *testing.T) sink.Sink) {
 	ctx := context.Background()
@@ -161,6 +212,56 @@ func Run(t *testing.T, open func(t *testing.T) sink.Sink) {
 		s.Columns[1].Type = "long"
 		if _, err := sk.OpenTable(ctx, s); err == nil {
 			t.Fatal("a silent schema change was accepted")
+		}
+	})
+	t.Run("a delta commit deletes by key and appends in one commit", func(t *testing.T) {
+		sk := open(t)
+		tbl, _ := sk.OpenTable(ctx, Spec("delta"))
+		kd, ok := tbl.(sink.KeyDeleter)
+		if !ok {
+			t.Skip("sink has no key deletes (optional capability)")
+		}
+		st, _ := tbl.Stage(ctx, namedBatch(tbl.Schema(), "v1", 1, 2, 3, 4, 5, 6))
+		if _, err := tbl.Commit(ctx, st, sink.CommitProps{LoadID: "base", RunID: "r1"}); err != nil {
+			t.Fatal(err)
+		}
+		// update 2, delete 4, insert 7; 99 is unknown and deletes nothing.
+		st, _ = tbl.Stage(ctx, namedBatch(tbl.Schema(), "v2", 2, 7))
+		c, err := kd.CommitDelta(ctx, st, sink.CommitProps{LoadID: "delta-1", RunID: "r2", Watermark: "w2"}, idKeys(2, 4, 7, 99))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.LoadID != "delta-1" || c.Watermark != "w2" || c.Deleted != 2 {
+			t.Fatalf("delta commit %+v, want load delta-1, watermark w2, 2 rows deleted", c)
+		}
+		got := rowsByID(t, tbl)
+		want := map[int64]string{1: "v1", 2: "v2", 3: "v1", 5: "v1", 6: "v1", 7: "v2"}
+		if len(got) != len(want) {
+			t.Fatalf("rows %v, want %v", got, want)
+		}
+		for id, name := range want {
+			if got[id] != name {
+				t.Fatalf("rows %v, want %v", got, want)
+			}
+		}
+		if cur, ok, _ := tbl.Current(ctx); !ok || cur.LoadID != "delta-1" {
+			t.Fatalf("current commit %+v", cur)
+		}
+		// the same delta again is found, not applied
+		st, _ = tbl.Stage(ctx, namedBatch(tbl.Schema(), "v3", 2, 7))
+		c, err = kd.CommitDelta(ctx, st, sink.CommitProps{LoadID: "delta-1", RunID: "r3"}, idKeys(2, 7))
+		if err != nil || !c.AlreadyCommitted {
+			t.Fatalf("a repeated delta was applied: %+v %v", c, err)
+		}
+		_ = st.Discard(ctx)
+		// deletes only
+		st, _ = tbl.Stage(ctx, namedBatch(tbl.Schema(), "none"))
+		c, err = kd.CommitDelta(ctx, st, sink.CommitProps{LoadID: "delta-2", RunID: "r4"}, idKeys(1, 3))
+		if err != nil || c.Deleted != 2 {
+			t.Fatalf("delete-only delta: %+v %v", c, err)
+		}
+		if got := rowsByID(t, tbl); len(got) != 4 || got[1] != "" || got[3] != "" {
+			t.Fatalf("after deleting 1 and 3: %v", got)
 		}
 	})
 	t.Run("a commit without a load id is refused", func(t *testing.T) {
