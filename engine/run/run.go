@@ -338,6 +338,10 @@ func loadID(name, planHash string, units []source.Unit, fullRefresh bool, runID 
 	h := sha256.New()
 	fmt.Fprintf(h, "table=%s\nplan=%s\n", name, planHash)
 	for _, u := range units {
+		if u.ETag != "" { // an object: key, size and ETag (S3)
+			fmt.Fprintf(h, "%s\x00%d\x00etag:%s\n", u.Name, u.Size, u.ETag)
+			continue
+		}
 		fmt.Fprintf(h, "%s\x00%d\x00%d\n", u.Name, u.Size, u.ModTime)
 	}
 	if fullRefresh {

@@ -24,6 +24,9 @@ type Unit struct {
 	Size         int64
 	// ModTime in Unix nanoseconds, 0 when unknown.
 	ModTime int64
+	// ETag identifies an object's content (S3); when set, the load id
+	// fingerprints name, size and ETag instead of the modification time.
+	ETag string
 }
 
 // RowKind says what a raw row is.
