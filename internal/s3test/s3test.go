@@ -161,3 +161,9 @@ func PutFile(t testing.TB, cl *s3x.Client, bucket, key, path string) {
 		t.Fatal(err)
 	}
 }
+
+// ParseKey returns the key of an s3:// URI.
+func ParseKey(uri string) (string, error) {
+	u, err := s3x.ParseURI(uri)
+	return u.Key, err
+}

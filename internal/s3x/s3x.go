@@ -405,8 +405,8 @@ func (r *ReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	}
 	defer out.Body.Close()
 	n, err := io.ReadFull(out.Body, p[:end-off+1])
-	if err == nil && n < len(p) {
-		err = io.EOF
+	if (err == nil && n < len(p)) || errors.Is(err, io.ErrUnexpectedEOF) {
+		err = io.EOF // the object is shorter than the range asked for
 	}
 	return n, err
 }

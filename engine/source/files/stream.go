@@ -71,3 +71,26 @@ func OpenFile(ctx context.Context, f *os.File, name, sheet, format string, opts 
 	}
 	return OpenStream(ctx, f, name, format, opts)
 }
+
+// OpenRaw opens a unit's file for reading its bytes as they are (the raw/
+// landing); a sheet unit opens its workbook.
+func (s *Source) OpenRaw(ctx context.Context, u source.Unit) (io.ReadCloser, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	abs, err := s.absRoot()
+	if err != nil {
+		return nil, err
+	}
+	rel, err := relPath(abs, u)
+	if err != nil {
+		return nil, err
+	}
+	rel, _ = splitSheet(rel)
+	root, _, err := s.openRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return root.Open(rel)
+}

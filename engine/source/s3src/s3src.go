@@ -229,3 +229,13 @@ func unreadable(unit, reason string, err error) error {
 
 // ErrNotS3 is returned for a root that is not an s3:// URI.
 var ErrNotS3 = errors.New("not an s3:// URI")
+
+// OpenRaw streams a unit's object as it is (the raw/ landing); a sheet
+// unit opens its workbook.
+func (s *Source) OpenRaw(ctx context.Context, u source.Unit) (io.ReadCloser, error) {
+	key, _ := files.SplitSheet(u.Path)
+	if !strings.HasPrefix(key, s.Root.Key) {
+		return nil, fmt.Errorf("s3: %q is outside the source prefix", key)
+	}
+	return s.client.Get(ctx, s.Root.Bucket, key)
+}
