@@ -113,9 +113,9 @@ func (pr Probe) checkS3Table(ctx context.Context, p *plan.Plan, name string) Fin
 	return f
 }
 
-// awsChecks are gate 2's AWS findings: region, caller identity, and the
-// warehouse bucket reachable and writable (S3 warehouses).
-func (pr Probe) awsChecks(ctx context.Context, p *plan.Plan, what string) []Finding {
+// awsChecks are gate 2's AWS findings for a warehouse on S3: region,
+// caller identity, and the warehouse bucket reachable and writable.
+func (pr Probe) awsChecks(ctx context.Context, p *plan.Plan) []Finding {
 	cfg := s3x.FromEnv()
 	var out []Finding
 	cl, err := s3x.New(ctx, cfg)
@@ -156,10 +156,8 @@ func (pr Probe) awsChecks(ctx context.Context, p *plan.Plan, what string) []Find
 		}
 	}
 	out = append(out, ident)
-	if wh := pr.Warehouse; s3x.IsURI(wh) {
+	if wh := p.Warehouse(); s3x.IsURI(wh) {
 		out = append(out, probeBucket(ctx, cl, wh))
-	} else if what != "" {
-		out = append(out, Finding{Name: "AWS services", Status: Skip, Detail: what + ": Glue and REST catalog access are checked by their own findings"})
 	}
 	return out
 }
