@@ -409,6 +409,10 @@ func warehouseDir(wh string) (string, bool) {
 func (pr Probe) checkTarget(ctx context.Context) Finding {
 	f := Finding{Name: "target writable"}
 	dir, ok := warehouseDir(pr.Warehouse)
+	if !ok && s3x.IsURI(pr.Warehouse) {
+		f.Status, f.Detail = Skip, fmt.Sprintf("warehouse %s is on S3: see the finding S3 warehouse writable (a probe object put and deleted)", pr.Warehouse)
+		return f
+	}
 	if !ok {
 		f.Status, f.Detail = Skip, fmt.Sprintf("warehouse %s: only local folders (and file://) are probed in this build", pr.Warehouse)
 		return f
