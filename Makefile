@@ -2,11 +2,20 @@
 GO ?= go
 FUZZTIME ?= 60s
 
-.PHONY: demo test bench lint fuzz build clean
+.PHONY: demo demo-s3 test bench lint fuzz build clean
 
 ## demo: build the demo lake in ./lima-demo from the bundled dirty ERP sample
 demo:
 	$(GO) run ./cmd/lima-tui demo --dir lima-demo --headless
+
+## demo-s3: the same demo with the sample files in a bucket and the lake on
+## S3, against the loopback S3 server (scripts/ensure-s3.sh starts it)
+demo-s3:
+	@eval "$$(bash scripts/ensure-s3.sh --env)" && \
+	  AWS_ENDPOINT_URL="$$LIMA_TEST_S3_ENDPOINT" AWS_REGION="$$LIMA_TEST_S3_REGION" \
+	  AWS_ACCESS_KEY_ID="$$LIMA_TEST_S3_ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$$LIMA_TEST_S3_SECRET_KEY" \
+	  AWS_EC2_METADATA_DISABLED=true \
+	  $(GO) run ./cmd/lima-tui demo --dir lima-demo-s3 --headless --s3 s3://lima-demo/erp_quality
 
 ## test: everything CI runs (installs/starts what the tests need)
 test:
@@ -32,4 +41,4 @@ build:
 	$(GO) build -o bin/lima-tui ./cmd/lima-tui
 
 clean:
-	rm -rf bin lima-demo
+	rm -rf bin lima-demo lima-demo-s3

@@ -19,6 +19,8 @@ import (
 	"github.com/lima-lake/lima/engine/run"
 	"github.com/lima-lake/lima/engine/source"
 	"github.com/lima-lake/lima/engine/source/files"
+	"github.com/lima-lake/lima/engine/source/s3src"
+	"github.com/lima-lake/lima/internal/s3x"
 )
 
 // ProposeOptions configure gate 3's proposal.
@@ -94,7 +96,14 @@ func Gather(ctx context.Context, p *plan.Plan, o ProposeOptions) ([]*TableEviden
 		if !filepath.IsAbs(root) {
 			root = filepath.Join(o.Workspace, root)
 		}
-		src := files.New(root)
+		var src source.Source = files.New(root)
+		if s3x.IsURI(s.Path) { // objects below an S3 prefix
+			s3s, err := s3src.Open(ctx, s.Path)
+			if err != nil {
+				return nil, nil, fmt.Errorf("gate 3: source %s: %w", sname, err)
+			}
+			src = s3s
+		}
 		cands, fs, err := discover(ctx, src, sname)
 		if err != nil {
 			return nil, nil, fmt.Errorf("gate 3: source %s: %w", sname, err)
@@ -135,7 +144,7 @@ var suffixRE = regexp.MustCompile(`^(.*?[^_\-. ])([_\-. ]+)((?:19|20)\d{2}(?:[-_
 var yearRE = regexp.MustCompile(`^(?:(?:19|20)\d{2}|[Qq][1-4])`)
 
 // discover lists the files of a source and groups them into tables.
-func discover(ctx context.Context, src *files.Source, sname string) ([]candidate, []Finding, error) {
+func discover(ctx context.Context, src source.Source, sname string) ([]candidate, []Finding, error) {
 	units, err := src.List(ctx, []string{"**"})
 	if err != nil {
 		return nil, nil, err

@@ -26,6 +26,8 @@ import (
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/source"
 	"github.com/lima-lake/lima/engine/source/files"
+	"github.com/lima-lake/lima/engine/source/s3src"
+	"github.com/lima-lake/lima/internal/s3x"
 )
 
 // StoreState is what opening a catalog or state store returned.
@@ -151,7 +153,10 @@ func Preconditions(ctx context.Context, p *plan.Plan, pr Probe) []Finding {
 		preCheck{"clock", func(context.Context) []Finding { return []Finding{pr.checkClock(p)} }},
 	)
 	if cloud, what := cloudTarget(p); cloud {
-		checks = append(checks, preCheck{"AWS identity and region", func(context.Context) []Finding {
+		checks = append(checks, preCheck{"AWS identity and region", func(ctx context.Context) []Finding {
+			if s3x.IsURI(p.Warehouse()) {
+				return pr.awsChecks(ctx, p) // gates/aws.go
+			}
 			return []Finding{{Name: "AWS identity and region", Status: Skip,
 				Detail: what + ": caller identity (STS), region and Glue/REST access are not checked in this build; AWS checks arrive with the AWS targets"}}
 		}})
@@ -204,6 +209,9 @@ func (pr Probe) checkSource(ctx context.Context, p *plan.Plan, name string) Find
 		f.Status, f.Detail = Skip, "only sources of kind files are checked in this build"
 		return f
 	}
+	if s3x.IsURI(s.Path) {
+		return pr.checkS3Source(ctx, name, s.Path) // gates/aws.go
+	}
 	root := pr.sourceRoot(s)
 	fi, err := os.Stat(root)
 	switch {
@@ -254,7 +262,13 @@ func (pr Probe) listTable(ctx context.Context, p *plan.Plan, t *plan.Table) (roo
 		return "", nil, fmt.Errorf("source %q is not a files source", t.Source.Name)
 	}
 	root = pr.sourceRoot(s)
-	src := files.New(root)
+	var src source.Source = files.New(root)
+	if s3x.IsURI(s.Path) {
+		root = s.Path
+		if src, err = s3src.Open(ctx, root); err != nil {
+			return root, nil, err
+		}
+	}
 	for _, g := range t.Source.Files {
 		units, err := src.List(ctx, []string{g})
 		if err != nil {
@@ -271,6 +285,9 @@ func (pr Probe) checkTable(ctx context.Context, p *plan.Plan, name string) Findi
 	if s := p.Sources[t.Source.Name]; s.IsDatabase() {
 		f.Status, f.Detail = Skip, fmt.Sprintf("database table %s is checked when the load opens it", t.Source.Table)
 		return f
+	}
+	if s := p.Sources[t.Source.Name]; s != nil && s3x.IsURI(s.Path) {
+		return pr.checkS3Table(ctx, p, name) // gates/aws.go
 	}
 	root, perGlob, err := pr.listTable(ctx, p, t)
 	if err != nil {
@@ -392,6 +409,10 @@ func warehouseDir(wh string) (string, bool) {
 func (pr Probe) checkTarget(ctx context.Context) Finding {
 	f := Finding{Name: "target writable"}
 	dir, ok := warehouseDir(pr.Warehouse)
+	if !ok && s3x.IsURI(pr.Warehouse) {
+		f.Status, f.Detail = Skip, fmt.Sprintf("warehouse %s is on S3: see the finding S3 warehouse writable (a probe object put and deleted)", pr.Warehouse)
+		return f
+	}
 	if !ok {
 		f.Status, f.Detail = Skip, fmt.Sprintf("warehouse %s: only local folders (and file://) are probed in this build", pr.Warehouse)
 		return f

@@ -22,6 +22,13 @@ echo "== services"
 services_ok=1
 bash scripts/ensure-postgres.sh || { services_ok=0; echo "!!! PostgreSQL could not be made available"; }
 bash scripts/ensure-mariadb.sh || { services_ok=0; echo "!!! MariaDB could not be made available"; }
+# S3 (source, warehouse, raw/): versitygw on loopback, installed with go
+# install when missing; the LIMA_TEST_S3_* variables point the tests at it.
+if s3env="$(bash scripts/ensure-s3.sh --env)"; then
+  eval "$s3env"
+else
+  services_ok=0; echo "!!! the S3 server (versitygw) could not be made available"
+fi
 if [ "$services_ok" = 1 ]; then
   export LIMA_REQUIRE_SERVICES=1
 else

@@ -147,11 +147,16 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	dir := fs.String("dir", "lima-demo", "workspace folder to create")
 	headless := fs.Bool("headless", false, "run every gate with the recorded demo answers, without the wizard")
 	jsonOut := fs.Bool("json", false, "print a JSON summary on stdout")
+	s3root := fs.String("s3", "", "s3://bucket/prefix: upload the sample files there and keep the lake (and raw/) on S3; endpoint, region and credentials from the AWS environment")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
 	_ = headless // the wizard is not part of this build: demo always runs headless
-	created, err := demo.Create(*dir, time.Now())
+	create := func(dir string, now time.Time) (bool, error) { return demo.Create(dir, now) }
+	if *s3root != "" {
+		create = func(dir string, now time.Time) (bool, error) { return flow.CreateDemoS3(ctx, dir, *s3root, now) }
+	}
+	created, err := create(*dir, time.Now())
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -62,6 +62,10 @@ type Storage struct {
 	StateDSNEnv string `yaml:"state_dsn_env,omitempty"`
 	// StateSchema is the PostgreSQL schema of the state (default "lima").
 	StateSchema string `yaml:"state_schema,omitempty"`
+	// Raw lands every source file unchanged under raw/ in the warehouse
+	// before it is loaded (see RawEnabled); default on for a warehouse on
+	// S3, off for a local one.
+	Raw *bool `yaml:"raw,omitempty"`
 }
 
 // Source is where rows come from.

@@ -28,8 +28,10 @@ import (
 	"github.com/lima-lake/lima/engine/sink"
 	"github.com/lima-lake/lima/engine/source"
 	"github.com/lima-lake/lima/engine/source/files"
+	"github.com/lima-lake/lima/engine/source/s3src"
 	"github.com/lima-lake/lima/engine/source/sqldb"
 	"github.com/lima-lake/lima/internal/faultpoint"
+	"github.com/lima-lake/lima/internal/s3x"
 )
 
 // Statuses of a table load.
@@ -86,6 +88,10 @@ type Options struct {
 	// it did — same file, same bytes — is loaded with its recorded fix, so a
 	// full reload keeps the rows that were fixed and replayed.
 	KnownFixes func(ctx context.Context, table string) (map[FixKey]KnownFix, error)
+	// Land, when set, is called once a table's load will run, before any
+	// row is read: the raw/ layer copies the units there unchanged. An
+	// error fails the table; nothing of it is committed.
+	Land func(ctx context.Context, table, loadID string, src source.Source, units []source.Unit) error
 }
 
 // FixKey identifies a source row by its file and exact bytes.
@@ -288,6 +294,12 @@ func (o *Options) sourceFor(ctx context.Context, t *plan.Table) (source.Source, 
 		return nil, nil, fmt.Errorf("unknown source %q", t.Source.Name)
 	}
 	switch {
+	case s.Kind == plan.SourceFiles && s3x.IsURI(s.Path):
+		src, err := s3src.Open(ctx, s.Path) // objects below an S3 prefix
+		if err != nil {
+			return nil, nil, err
+		}
+		return src, t.Source.Files, nil
 	case s.Kind == plan.SourceFiles:
 		root := s.Path
 		if !filepath.IsAbs(root) {
@@ -338,6 +350,10 @@ func loadID(name, planHash string, units []source.Unit, fullRefresh bool, runID 
 	h := sha256.New()
 	fmt.Fprintf(h, "table=%s\nplan=%s\n", name, planHash)
 	for _, u := range units {
+		if u.ETag != "" { // an object: key, size and ETag (S3)
+			fmt.Fprintf(h, "%s\x00%d\x00etag:%s\n", u.Name, u.Size, u.ETag)
+			continue
+		}
 		fmt.Fprintf(h, "%s\x00%d\x00%d\n", u.Name, u.Size, u.ModTime)
 	}
 	if fullRefresh {
@@ -470,6 +486,13 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 	if o.BeforeLoad != nil {
 		if err := o.BeforeLoad(ctx, name, tr.LoadID); err != nil {
 			tr.Err = err
+			return
+		}
+	}
+	if o.Land != nil && !isDB {
+		prog.Phase.Store("landing raw")
+		if err := o.Land(ctx, name, tr.LoadID, src, units); err != nil {
+			tr.Err = fmt.Errorf("raw/ landing: %w", err)
 			return
 		}
 	}

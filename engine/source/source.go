@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 )
 
 // Unit is one independently readable piece of input: a file or an object.
@@ -24,6 +25,9 @@ type Unit struct {
 	Size         int64
 	// ModTime in Unix nanoseconds, 0 when unknown.
 	ModTime int64
+	// ETag identifies an object's content (S3); when set, the load id
+	// fingerprints name, size and ETag instead of the modification time.
+	ETag string
 }
 
 // RowKind says what a raw row is.
@@ -139,3 +143,9 @@ type Options struct {
 // ErrUnreadable marks a unit that cannot be read at all; it becomes a
 // file-level exception and the other units still load.
 var ErrUnreadable = errors.New("unit unreadable")
+
+// RawOpener is the optional capability of a source whose units are files
+// or objects: their bytes as they are, for the raw/ landing.
+type RawOpener interface {
+	OpenRaw(ctx context.Context, u Unit) (io.ReadCloser, error)
+}

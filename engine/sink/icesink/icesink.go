@@ -28,6 +28,7 @@ import (
 	"github.com/lima-lake/lima/engine/clean"
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/sink"
+	"github.com/lima-lake/lima/internal/s3x"
 )
 
 // Options configure the sink.
@@ -46,6 +47,11 @@ type Options struct {
 	WrapCatalog func(table.CatalogIO) table.CatalogIO
 	// TargetFileSize of data files in bytes (default 128 MiB).
 	TargetFileSize int64
+	// S3 configures a warehouse on S3 (s3://bucket/prefix); nil reads it
+	// from the environment (s3x.FromEnv). Only the endpoint, region and
+	// addressing become FileIO properties, held in memory; credentials come
+	// from the SDK's default chain (see s3warehouse.go).
+	S3 *s3x.Config
 }
 
 // Sink is an Iceberg sink on a SQL catalog.
@@ -93,7 +99,7 @@ func Open(ctx context.Context, o Options) (*Sink, error) {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
 	db.SetMaxOpenConns(1)
-	cat, err := sqlcat.NewCatalog("lima", db, sqlcat.SQLite, iceberg.Properties{"warehouse": warehouse})
+	cat, err := sqlcat.NewCatalog("lima", db, sqlcat.SQLite, catalogProps(warehouse, o.S3))
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("catalog: %w", err)
