@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -142,7 +143,15 @@ func Open(ctx context.Context, o Options) (*Sink, error) {
 		if err := os.MkdirAll(abs, 0o755); err != nil {
 			return nil, fmt.Errorf("warehouse: %w", err)
 		}
-		root = "file://" + filepath.ToSlash(abs)
+		// A plain path, not a file:// URI: the local IO percent-decodes
+		// URIs, which would undo the escaping of partition values.
+		root = filepath.ToSlash(abs)
+	} else if strings.HasPrefix(root, "file://") {
+		u, err := url.Parse(root)
+		if err != nil {
+			return nil, fmt.Errorf("hivesink: warehouse %s: %w", root, err)
+		}
+		root = u.Path
 	}
 	root = strings.TrimRight(root, "/")
 	fsys, err := icebergio.LoadFS(ctx, o.IOProps, root)
