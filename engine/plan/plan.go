@@ -39,7 +39,8 @@ type Platform struct {
 	Environment string `yaml:"environment,omitempty"`
 	// Pattern is "iceberg" (default) or "hive".
 	Pattern string `yaml:"pattern,omitempty"`
-	// Catalog is "sqlite" (embedded, default), "glue" or "rest".
+	// Catalog is "sqlite" (embedded, default), "glue", "rest" or
+	// "s3tables" (S3 Tables through its Iceberg REST endpoint).
 	Catalog string `yaml:"catalog,omitempty"`
 	Created string `yaml:"created,omitempty"`
 	Updated string `yaml:"updated,omitempty"`
@@ -62,6 +63,13 @@ type Storage struct {
 	StateDSNEnv string `yaml:"state_dsn_env,omitempty"`
 	// StateSchema is the PostgreSQL schema of the state (default "lima").
 	StateSchema string `yaml:"state_schema,omitempty"`
+	// GlueEndpoint overrides the AWS Glue endpoint (catalog glue); empty:
+	// AWS_ENDPOINT_URL_GLUE, then AWS_ENDPOINT_URL, then AWS's own. Never
+	// credentials: those come from the AWS default chain.
+	GlueEndpoint string `yaml:"glue_endpoint,omitempty"`
+	// TableBucketARN is the S3 Tables table bucket of catalog s3tables
+	// (arn:aws:s3tables:REGION:ACCOUNT:bucket/NAME).
+	TableBucketARN string `yaml:"table_bucket_arn,omitempty"`
 }
 
 // Source is where rows come from.
