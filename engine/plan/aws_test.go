@@ -25,7 +25,9 @@ func TestValidateAWSCatalogs(t *testing.T) {
 		{"ARN without s3tables", func(p *Plan) { p.Storage.TableBucketARN = arn }, []string{"storage.table_bucket_arn: only used with catalog s3tables"}},
 		{"hive on glue", func(p *Plan) { p.Platform.Catalog, p.Platform.Pattern = CatalogGlue, PatternHive }, nil},
 		{"glue endpoint", func(p *Plan) { p.Platform.Catalog, p.Storage.GlueEndpoint = CatalogGlue, "http://127.0.0.1:4566" }, nil},
-		{"glue endpoint with credentials", func(p *Plan) { p.Platform.Catalog, p.Storage.GlueEndpoint = CatalogGlue, "https://AKID:secret@glue.example" },
+		{"glue endpoint with credentials", func(p *Plan) {
+			p.Platform.Catalog, p.Storage.GlueEndpoint = CatalogGlue, "https://AKID:secret@glue.example"
+		},
 			[]string{"storage.glue_endpoint: carries credentials; secrets never go into platform.yaml: use the AWS credential chain (environment, profile, role)"}},
 		{"glue endpoint without glue", func(p *Plan) { p.Storage.GlueEndpoint = "http://127.0.0.1:4566" },
 			[]string{"storage.glue_endpoint: only used with catalog glue"}},
