@@ -3,11 +3,14 @@ package icesink
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/aws/aws-sdk-go-v2/config"
+
+	"github.com/lima-lake/lima/engine/plan"
 )
 
 // S3Tables says how to reach an S3 Tables table bucket through its Iceberg
@@ -72,4 +75,18 @@ func OpenS3Tables(ctx context.Context, o Options, s S3Tables) (*Sink, error) {
 		return nil, fmt.Errorf("s3tables catalog %s: %w", props["uri"], err)
 	}
 	return OpenCatalog(ctx, o, cat)
+}
+
+// S3TablesOf is the S3 Tables setting of a plan: the table bucket ARN, its
+// region (else platform.region), and the endpoint override from
+// storage.catalog_uri or AWS_ENDPOINT_URL_S3TABLES.
+func S3TablesOf(p *plan.Plan) S3Tables {
+	s := S3Tables{Region: plan.TableBucketRegion(p.Storage.TableBucketARN), TableBucketARN: p.Storage.TableBucketARN, Endpoint: p.Storage.CatalogURI}
+	if s.Region == "" {
+		s.Region = p.Platform.Region
+	}
+	if s.Endpoint == "" {
+		s.Endpoint = os.Getenv("AWS_ENDPOINT_URL_S3TABLES")
+	}
+	return s
 }
