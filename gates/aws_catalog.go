@@ -175,4 +175,3 @@ func checkS3Tables(ctx context.Context, p *plan.Plan) []Finding {
 	}
 	return []Finding{f, nsf}
 }
-
