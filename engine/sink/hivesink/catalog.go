@@ -79,7 +79,7 @@ func (t *Table) Def() TableDef {
 		Parameters: map[string]string{"classification": "parquet", "parquet.compression": "ZSTD", "EXTERNAL": "TRUE", "lima.managed": "true",
 			"lima.layout": "hive: only files listed by _lima/commits manifests are committed"}}
 	identity := map[int]bool{}
-	def.PartitionKeys = append(def.PartitionKeys, HiveColumn{Name: LoadDateKey, Type: "date", Comment: "the day Lima loaded the rows (UTC)"})
+	def.PartitionKeys = append(def.PartitionKeys, HiveColumn{Name: t.loadKey, Type: "date", Comment: "the day Lima loaded the rows (UTC)"})
 	for _, p := range t.parts {
 		def.PartitionKeys = append(def.PartitionKeys, HiveColumn{Name: p.key, Type: p.hiveType})
 		if p.transform == plan.TransformIdentity {

@@ -64,8 +64,13 @@ const (
 	FaultAfterManifest = "hive-after-manifest"
 )
 
-// LoadDateKey is the first partition key of every table.
-const LoadDateKey = "load_date"
+// LoadDateKey is the first partition key of every table; a table that has
+// a column of that name gets AltLoadDateKey instead, so the Hive column
+// and partition names stay disjoint.
+const (
+	LoadDateKey    = "load_date"
+	AltLoadDateKey = "lima_load_date"
+)
 
 // Defaults.
 const (
@@ -105,8 +110,9 @@ type Options struct {
 // Sink writes Hive-style Parquet tables.
 type Sink struct {
 	opts Options
-	root string // warehouse URI without a trailing slash
-	fs   icebergio.IO
+	root  string // warehouse URI without a trailing slash
+	fs    icebergio.IO
+	local bool // a local folder: rename is atomic; object stores copy
 
 	mu     sync.Mutex
 	active map[string]bool // stage ids staged by this sink and not yet committed or discarded
@@ -164,7 +170,7 @@ func Open(ctx context.Context, o Options) (*Sink, error) {
 	if _, ok := fsys.(icebergio.ListableIO); !ok {
 		return nil, fmt.Errorf("hivesink: the file system of %s cannot list", root)
 	}
-	return &Sink{opts: o, root: root, fs: fsys, active: map[string]bool{}}, nil
+	return &Sink{opts: o, root: root, fs: fsys, local: !strings.Contains(root, "://"), active: map[string]bool{}}, nil
 }
 
 // Close releases nothing: files are closed as they are written.
@@ -228,14 +234,20 @@ func (s *Sink) OpenTable(ctx context.Context, spec sink.TableSpec) (sink.Table, 
 		meta.Columns = append(meta.Columns, metaColumn{Name: c.Name, Type: spec.Types[i].String(), Required: spec.Required[i]})
 	}
 	t.schema = arrow.NewSchema(fields, nil)
-	keys := map[string]bool{LoadDateKey: true}
+	t.loadKey = LoadDateKey
+	for _, c := range spec.Columns {
+		if strings.EqualFold(c.Name, LoadDateKey) {
+			t.loadKey = AltLoadDateKey
+		}
+	}
+	keys := map[string]bool{t.loadKey: true}
 	for _, p := range spec.Partition {
 		pf, err := t.partField(p)
 		if err != nil {
 			return nil, err
 		}
 		if keys[pf.key] {
-			return nil, fmt.Errorf("hivesink: table %s: partition key %s appears twice (load_date is always the first key)", spec.Name, pf.key)
+			return nil, fmt.Errorf("hivesink: table %s: partition key %s appears twice (%s is always the first key)", spec.Name, pf.key, t.loadKey)
 		}
 		keys[pf.key] = true
 		t.parts = append(t.parts, pf)
@@ -328,6 +340,8 @@ type Table struct {
 	root   string
 	schema *arrow.Schema
 	parts  []partField
+	// loadKey is the load date's folder key (LoadDateKey or AltLoadDateKey).
+	loadKey string
 
 	// Recovered lists what OpenTable settled: one line per interrupted
 	// commit found in _staging.
@@ -348,7 +362,7 @@ func (t *Table) Location() string { return t.root }
 
 // PartitionKeys are the folder keys in path order, load_date first.
 func (t *Table) PartitionKeys() []string {
-	out := []string{LoadDateKey}
+	out := []string{t.loadKey}
 	for _, p := range t.parts {
 		out = append(out, p.key)
 	}
@@ -373,11 +387,12 @@ func (t *Table) readFile(uri string) ([]byte, error) {
 	return b, err
 }
 
-// writeFile writes a small file; on a file system that can rename, through
-// a temporary name, so a reader never sees half of it.
+// writeFile writes a small file; on a local folder through a temporary
+// name and a rename, so a reader never sees half of it (an object store's
+// PUT is atomic by itself).
 func (t *Table) writeFile(uri string, b []byte) error {
 	w := t.s.fs.(icebergio.WriteFileIO)
-	if r, ok := t.s.fs.(icebergio.RenameIO); ok {
+	if r, ok := t.s.fs.(icebergio.RenameIO); ok && t.s.local {
 		dir, base := uri[:strings.LastIndexByte(uri, '/')], uri[strings.LastIndexByte(uri, '/')+1:]
 		tmp := dir + "/.tmp-" + newID() + "-" + base
 		if err := w.WriteFile(tmp, b); err != nil {
@@ -786,6 +801,7 @@ func (t *Table) Commit(ctx context.Context, s sink.Staged, p sink.CommitProps) (
 	st.done = true
 	t.s.release(st.id)
 	_ = t.removeAll(stageDir)
+	_ = t.s.fs.Remove(t.root + "/_staging") // only when empty
 	if p.Replace {
 		// Readers through manifests see the new set already; tools that
 		// read partition folders (Athena) see it once the old files go.
@@ -806,9 +822,10 @@ func (t *Table) unpublish(files []DataFile) {
 	}
 }
 
-// move renames when the file system can (local), else copies and removes.
+// move renames on a local folder, else copies and removes (an object
+// store's rename is a copy anyway).
 func (t *Table) move(from, to string) error {
-	if r, ok := t.s.fs.(icebergio.RenameIO); ok {
+	if r, ok := t.s.fs.(icebergio.RenameIO); ok && t.s.local {
 		if m, ok := t.s.fs.(icebergio.MkdirAllIO); ok {
 			if err := m.MkdirAll(to[:strings.LastIndexByte(to, '/')]); err != nil {
 				return err

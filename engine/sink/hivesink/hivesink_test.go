@@ -433,3 +433,40 @@ func TestSchemaAndPartitionChangesAreRefused(t *testing.T) {
 		t.Fatalf("bucket partitioning accepted: %v", err)
 	}
 }
+
+// TestColumnNamedLoadDate: a table with its own load_date column gets the
+// partition key lima_load_date, so columns and partition keys stay
+// disjoint, as Glue and Athena require.
+func TestColumnNamedLoadDate(t *testing.T) {
+	dir := t.TempDir()
+	sk, _ := hivesink.Open(context.Background(), hivesink.Options{Warehouse: dir, Now: func() time.Time { return fixedDay }})
+	spec := siteSpec()
+	spec.Columns[2].Name = "Load_Date"
+	tbl, err := sk.OpenTable(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ht := tbl.(*hivesink.Table)
+	if keys := ht.PartitionKeys(); !slices.Equal(keys, []string{"lima_load_date", "site"}) {
+		t.Fatalf("partition keys %v", keys)
+	}
+	def := ht.Def()
+	for _, c := range def.Columns {
+		for _, k := range def.PartitionKeys {
+			if c.Name == k.Name {
+				t.Fatalf("%s is a column and a partition key", c.Name)
+			}
+		}
+	}
+	st, _ := tbl.Stage(context.Background(), rowsOf(tbl.Schema(), []row{{1, ptr("a"), "x"}}, 10))
+	if _, err := tbl.Commit(context.Background(), st, sink.CommitProps{LoadID: "l", RunID: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	files := parquetFiles(t, dir)
+	if len(files) != 1 || !strings.Contains(files[0], "/lima_load_date=2026-11-30/site=a/") {
+		t.Fatalf("files %v", files)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "lake", "visits", "_staging")); err == nil {
+		t.Error("an empty _staging folder was left behind")
+	}
+}

@@ -268,7 +268,7 @@ func (sg *stager) close(dir string) error {
 // partitionDir is the folder of row i: load_date=D/key=value/….
 func (t *Table) partitionDir(date string, rec arrow.RecordBatch, i int) (string, error) {
 	var sb strings.Builder
-	sb.WriteString(LoadDateKey + "=" + date)
+	sb.WriteString(t.loadKey + "=" + date)
 	for _, p := range t.parts {
 		col := rec.Column(p.col)
 		sb.WriteByte('/')
