@@ -109,7 +109,7 @@ type Options struct {
 
 // Sink writes Hive-style Parquet tables.
 type Sink struct {
-	opts Options
+	opts  Options
 	root  string // warehouse URI without a trailing slash
 	fs    icebergio.IO
 	local bool // a local folder: rename is atomic; object stores copy
