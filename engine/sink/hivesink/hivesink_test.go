@@ -470,3 +470,42 @@ func TestColumnNamedLoadDate(t *testing.T) {
 		t.Error("an empty _staging folder was left behind")
 	}
 }
+
+// TestNoLeaks stages batches split over many partitions and scans them
+// back with a checked allocator: every buffer is released.
+func TestNoLeaks(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	_, tbl := open(t, dir, hivesink.Options{Allocator: mem, MaxOpenFiles: 3})
+	var rows []row
+	for i := range 5000 {
+		rows = append(rows, row{id: int64(i), site: ptr(fmt.Sprintf("s%d", i%11)), note: "n"})
+	}
+	batches := func(yield func(arrow.RecordBatch, error) bool) {
+		for start := 0; start < len(rows); start += 300 {
+			b := array.NewRecordBuilder(mem, tbl.Schema())
+			for _, r := range rows[start:min(start+300, len(rows))] {
+				b.Field(0).(*array.Int64Builder).Append(r.id)
+				b.Field(1).(*array.StringBuilder).Append(*r.site)
+				b.Field(2).(*array.StringBuilder).Append(r.note)
+			}
+			rec := b.NewRecordBatch()
+			b.Release()
+			if !yield(rec, nil) {
+				rec.Release()
+				return
+			}
+		}
+	}
+	st, err := tbl.Stage(context.Background(), batches)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl.Commit(context.Background(), st, sink.CommitProps{LoadID: "l", RunID: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(scanAll(t, tbl)); n != len(rows) {
+		t.Fatalf("%d rows, want %d", n, len(rows))
+	}
+}
