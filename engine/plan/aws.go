@@ -51,6 +51,21 @@ func (v *validator) awsCatalog() {
 			v.add("platform.pattern", "an Iceberg REST catalog holds Iceberg tables only; use pattern iceberg, or catalog glue (or sqlite: no catalog) for Hive-style Parquet")
 		}
 	}
+	if p.Platform.Pattern == PatternHive {
+		// Hive folders carry the value (or its year/month/day/hour, or a
+		// truncation) in the path; bucket numbers need Iceberg's hash.
+		for _, name := range p.TableNames() {
+			t := p.Tables[name]
+			if t == nil {
+				continue
+			}
+			for i, s := range t.Partition {
+				if f, err := ParsePartition(s); err == nil && f.Transform == TransformBucket {
+					v.add(joinIndex(joinKey(joinKey("tables", name), "partition"), i), "%s: Hive-style tables cannot be partitioned by bucket (it needs Iceberg's hash); partition by the column, a time unit or truncate(W, col), or use pattern iceberg", f)
+				}
+			}
+		}
+	}
 	if st.TableBucketARN != "" && p.Platform.Catalog != CatalogS3Tables {
 		v.add("storage.table_bucket_arn", "only used with catalog s3tables")
 	}

@@ -21,9 +21,15 @@ func TestValidateAWSCatalogs(t *testing.T) {
 		}, []string{`storage.table_bucket_arn: "arn:aws:s3tables:eu-central-1:111122223333:bucket/Sales" is not a table bucket ARN; write arn:aws:s3tables:REGION:ACCOUNT:bucket/NAME (lower-case name)`}},
 		{"s3tables with hive", func(p *Plan) {
 			p.Platform.Catalog, p.Platform.Pattern, p.Storage.TableBucketARN = CatalogS3Tables, PatternHive, arn
+			p.Tables["inspections"].Partition = nil
 		}, []string{"platform.pattern: S3 Tables holds Iceberg tables only; use pattern iceberg, or catalog glue for Hive-style Parquet"}},
 		{"ARN without s3tables", func(p *Plan) { p.Storage.TableBucketARN = arn }, []string{"storage.table_bucket_arn: only used with catalog s3tables"}},
-		{"hive on glue", func(p *Plan) { p.Platform.Catalog, p.Platform.Pattern = CatalogGlue, PatternHive }, nil},
+		{"hive on glue", func(p *Plan) {
+			p.Platform.Catalog, p.Platform.Pattern = CatalogGlue, PatternHive
+			p.Tables["inspections"].Partition = []string{"month(inspected_at)", "truncate(2, site_code)"}
+		}, nil},
+		{"hive with bucket", func(p *Plan) { p.Platform.Pattern = PatternHive },
+			[]string{"tables.inspections.partition[1]: bucket(8, site_code): Hive-style tables cannot be partitioned by bucket (it needs Iceberg's hash); partition by the column, a time unit or truncate(W, col), or use pattern iceberg"}},
 		{"glue endpoint", func(p *Plan) { p.Platform.Catalog, p.Storage.GlueEndpoint = CatalogGlue, "http://127.0.0.1:4566" }, nil},
 		{"glue endpoint with credentials", func(p *Plan) {
 			p.Platform.Catalog, p.Storage.GlueEndpoint = CatalogGlue, "https://AKID:secret@glue.example"
