@@ -753,6 +753,9 @@ func (t *Table) Commit(ctx context.Context, s sink.Staged, p sink.CommitProps) (
 		return sink.Commit{}, fmt.Errorf("%w: %s: read the commits: %v", sink.ErrCommitFailed, t.spec.Name, err)
 	}
 	if m, ok := findLoad(ms, p.LoadID); ok {
+		// The load is in the table already: these staged files are not
+		// needed (nothing of them was published).
+		_ = st.Discard(context.WithoutCancel(ctx))
 		c := commitOf(m)
 		c.AlreadyCommitted, c.Attempts = true, 1
 		return c, nil
