@@ -14,6 +14,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/glue"
+	"github.com/aws/aws-sdk-go-v2/service/glue/types"
 
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/sink"
@@ -154,6 +157,12 @@ func TestGlueRegistration(t *testing.T) {
 	if batches != 2 {
 		t.Errorf("%d BatchCreatePartition calls for 150 partitions, want 2", batches)
 	}
+	// Someone changes the table in Glue: the next commit puts Lima's
+	// definition back (UpdateTable with the version it read).
+	if _, err := client.UpdateTable(ctx, &glue.UpdateTableInput{DatabaseName: aws.String("sales"), TableInput: &types.TableInput{Name: aws.String("orders"),
+		StorageDescriptor: &types.StorageDescriptor{Location: aws.String("s3://elsewhere/")}}}); err != nil {
+		t.Fatal(err)
+	}
 	// A second load: 50 old regions and 10 new ones.
 	second := append(append([]string{}, regions[:50]...), "new-0", "new-1", "new-2", "new-3", "new-4", "new-5", "new-6", "new-7", "new-8", "new-9")
 	st, _ = tbl.Stage(ctx, one(orders(tbl.Schema(), second, 1000)))
@@ -162,6 +171,10 @@ func TestGlueRegistration(t *testing.T) {
 	}
 	if n := len(srv.Partitions("sales", "orders")); n != 160 {
 		t.Fatalf("%d partitions after the second load, want 160", n)
+	}
+	gt, _ = srv.Table("sales", "orders")
+	if gt.StorageDescriptor.Location != loc || len(gt.PartitionKeys) != 2 || gt.VersionId != "3" {
+		t.Fatalf("after the second load: location %s, keys %v, version %s; want %s, 2 keys, version 3", gt.StorageDescriptor.Location, gt.PartitionKeys, gt.VersionId, loc)
 	}
 }
 
