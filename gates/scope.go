@@ -251,7 +251,7 @@ func Questions() []Question {
 			Prompt: "How are the tables stored?",
 			Choices: []Choice{
 				{plan.PatternIceberg, "Apache Iceberg: atomic snapshots, schema evolution, time travel; read by Athena, Trino, Spark, DuckDB"},
-				{plan.PatternHive, "Hive-style Parquet folders (load_date=…/col=value/), published per run with a manifest and registered in Glue: for tools that cannot read Iceberg; no time travel or schema evolution"},
+				{plan.PatternHive, "Hive-style Parquet folders (load_date=…/col=value/), published per run with a manifest (registered in Glue with catalog glue): for tools that cannot read Iceberg; no time travel"},
 			},
 			Validate: func(s string, _ Answers) error {
 				switch s {
