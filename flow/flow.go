@@ -425,7 +425,7 @@ func knownFixes(ctx context.Context, st ledger.Store, table string) (map[run.Fix
 // sink, the state store, and its run recorded as started.
 type session struct {
 	unlock  func()
-	sink    *icesink.Sink
+	sink    sink.Sink
 	store   ledger.Store
 	runID   string
 	started time.Time
@@ -439,7 +439,7 @@ func openSession(ctx context.Context, ws Workspace, p *plan.Plan, lockWait time.
 		return nil, err
 	}
 	s := &session{unlock: unlock}
-	if s.sink, err = OpenSink(ctx, ws, p, tweak); err != nil {
+	if s.sink, err = OpenPlanSink(ctx, ws, p, tweak); err != nil {
 		s.close()
 		return nil, fmt.Errorf("%w: open the catalog: %w", ErrPrecondition, err)
 	}
@@ -507,7 +507,7 @@ func Reconcile(ctx context.Context, ws Workspace, p *plan.Plan, runID string) ([
 	if err != nil {
 		return nil, fmt.Errorf("run %s has no saved expectations (only runs that loaded data have): %w", runID, err)
 	}
-	sk, err := OpenSink(ctx, ws, p, nil)
+	sk, err := OpenPlanSink(ctx, ws, p, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -2,18 +2,13 @@ package flow
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
-	"github.com/apache/iceberg-go/catalog"
-	"github.com/apache/iceberg-go/table"
-
 	"github.com/lima-lake/lima/engine/ledger"
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/sink"
-	"github.com/lima-lake/lima/engine/sink/icesink"
 )
 
 // StatePath is the SQLite state store of a workspace.
@@ -50,24 +45,15 @@ func OpenLedger(ctx context.Context, ws Workspace, p *plan.Plan) (ledger.Store, 
 // between writing them and committing (or between committing and
 // publishing): if the table has a snapshot carrying the load id, they are
 // published; otherwise the load never became visible and they are removed.
-func RecoverPending(ctx context.Context, st ledger.Store, sk *icesink.Sink, p *plan.Plan) (published, discarded int64, err error) {
+func RecoverPending(ctx context.Context, st ledger.Store, sk sink.Sink, p *plan.Plan) (published, discarded int64, err error) {
 	loads, err := st.PendingLoads(ctx)
 	if err != nil {
 		return 0, 0, err
 	}
 	for _, l := range loads {
-		committed := false
-		tbl, err := sk.Catalog().LoadTable(ctx, table.Identifier{p.Namespace(), l.Table})
-		switch {
-		case errors.Is(err, catalog.ErrNoSuchTable):
-		case err != nil:
+		committed, err := hasLoad(ctx, sk, p.Namespace(), l.Table, l.LoadID)
+		if err != nil {
 			return published, discarded, err
-		default:
-			for _, s := range tbl.Metadata().Snapshots() {
-				if s.Summary != nil && s.Summary.Properties[sink.PropLoadID] == l.LoadID {
-					committed = true
-				}
-			}
 		}
 		if committed {
 			n, err := st.Publish(ctx, l.Table, l.LoadID)

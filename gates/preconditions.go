@@ -158,7 +158,7 @@ func Preconditions(ctx context.Context, p *plan.Plan, pr Probe) []Finding {
 				return pr.awsChecks(ctx, p) // gates/aws.go
 			}
 			return []Finding{{Name: "AWS identity and region", Status: Skip,
-				Detail: what + ": caller identity (STS), region and Glue/REST access are not checked in this build; AWS checks arrive with the AWS targets"}}
+				Detail: what + ": caller identity (STS) and region are not checked in this build (the catalog check above reaches Glue or S3 Tables)"}}
 		}})
 	}
 	results := make([][]Finding, len(checks))
@@ -495,6 +495,11 @@ func probeText(dir, probe string, missing bool) string {
 }
 
 func (pr Probe) checkCatalog(ctx context.Context, p *plan.Plan) []Finding {
+	if c := p.Catalog(); c == plan.CatalogGlue || c == plan.CatalogS3Tables {
+		return pr.checkAWSCatalog(ctx, p)
+	} else if c == plan.CatalogSQLite && p.Pattern() == plan.PatternHive {
+		return hiveWithoutCatalog(p)
+	}
 	if c := p.Catalog(); c != plan.CatalogSQLite {
 		return []Finding{{Name: "catalog", Status: Skip, Detail: fmt.Sprintf("catalog %s: reaching it (and the namespace) is an AWS check, not in this build", c)}}
 	}

@@ -224,15 +224,17 @@ func TestPreconditionsFailWithEvidenceAndFix(t *testing.T) {
 
 func TestPreconditionsAWSTargetsAreSkippedNotFaked(t *testing.T) {
 	p, pr := preWorkspace(t)
-	p.Platform.Catalog = "glue"
+	// Glue and S3 Tables are reached for real (aws_catalog_test.go); a
+	// generic REST catalog is still skipped.
+	p.Platform.Catalog = "rest"
 	p.Platform.Region = "eu-central-1"
 	called := false
 	pr.Catalog = func(context.Context) (StoreState, error) { called = true; return StoreState{}, nil }
 	m := byName(Preconditions(context.Background(), p, pr))
 	if called {
-		t.Error("the SQLite catalog probe was called for a Glue catalog")
+		t.Error("the SQLite catalog probe was called for a REST catalog")
 	}
-	if f := m["catalog"]; f.Status != Skip || f.Detail != "catalog glue: reaching it (and the namespace) is an AWS check, not in this build" {
+	if f := m["catalog"]; f.Status != Skip || f.Detail != "catalog rest: reaching it (and the namespace) is an AWS check, not in this build" {
 		t.Errorf("catalog %+v", f)
 	}
 	if f := m["AWS identity and region"]; f.Status != Skip || !strings.Contains(f.Detail, "not checked in this build") {

@@ -251,15 +251,12 @@ func Questions() []Question {
 			Prompt: "How are the tables stored?",
 			Choices: []Choice{
 				{plan.PatternIceberg, "Apache Iceberg: atomic snapshots, schema evolution, time travel; read by Athena, Trino, Spark, DuckDB"},
-				{plan.PatternHive, "Hive-style Parquet folders (col=value/): opt-in for tools that cannot read Iceberg; no atomic commits"},
+				{plan.PatternHive, "Hive-style Parquet folders (load_date=…/col=value/), published per run with a manifest (registered in Glue with catalog glue): for tools that cannot read Iceberg; no time travel"},
 			},
 			Validate: func(s string, _ Answers) error {
 				switch s {
 				case "":
 					return &AnswerError{Problem: "not answered", Fix: "answer iceberg (recommended) or hive"}
-				case plan.PatternHive:
-					return &AnswerError{Problem: "Hive-style Parquet is not in this build yet: its loader writes Iceberg tables only",
-						Fix: "answer iceberg; hive becomes available with the Hive writer"}
 				}
 				return nil
 			},
@@ -867,6 +864,7 @@ func Scope(p *plan.Plan) []Finding {
 		}
 		out = append(out, f)
 	}
+	out = append(out, awsCatalogScope(p)...)
 	return out
 }
 
@@ -878,6 +876,8 @@ func cloudTarget(p *plan.Plan) (bool, string) {
 		return true, "the catalog is AWS Glue"
 	case p.Catalog() == plan.CatalogREST:
 		return true, "the catalog is an Iceberg REST catalog"
+	case p.Catalog() == plan.CatalogS3Tables:
+		return true, "the catalog is S3 Tables"
 	}
 	return false, ""
 }

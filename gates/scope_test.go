@@ -90,7 +90,7 @@ func TestQuestionValidationMessages(t *testing.T) {
 		{QEnvironment, "Prod!", nil, `"Prod!" is not an environment name; answer lower-case letters, digits and -, e.g. dev, test or prod`},
 		{QEnvironment, "demo", nil, ""},
 		{QPattern, "delta", nil, `"delta" is not an answer to this question; answer iceberg or hive`},
-		{QPattern, "hive", nil, "Hive-style Parquet is not in this build yet: its loader writes Iceberg tables only; answer iceberg; hive becomes available with the Hive writer"},
+		{QPattern, "hive", nil, ""},
 		{QConsumer, "tableau", nil, `"tableau" is not an answer to this question; answer bi, c360, ml or unknown`},
 		{QConsumer, "", nil, "not answered; answer bi, c360, ml or unknown"},
 		{QVolume, "huge", nil, `"huge" is not an answer to this question; answer small, medium or large`},
@@ -356,7 +356,7 @@ func TestScopeOfPlans(t *testing.T) {
 		{"no region", func(p *plan.Plan) { p.Platform.Region = "" }, []string{"region"}},
 		{"no sources", func(p *plan.Plan) { p.Sources = nil }, []string{"sources"}},
 		{"no consumer", func(p *plan.Plan) { p.Downstream.Consumer = "" }, []string{"consumer"}},
-		{"hive", func(p *plan.Plan) { p.Platform.Pattern = "hive" }, []string{"pattern"}},
+		{"hive", func(p *plan.Plan) { p.Platform.Pattern = "hive" }, nil},
 		{"glue catalog with a local region", func(p *plan.Plan) { p.Platform.Catalog = "glue" }, []string{"target region"}},
 		{"s3 warehouse with a region", func(p *plan.Plan) {
 			p.Platform.Region = "eu-central-1"

@@ -39,7 +39,8 @@ type Platform struct {
 	Environment string `yaml:"environment,omitempty"`
 	// Pattern is "iceberg" (default) or "hive".
 	Pattern string `yaml:"pattern,omitempty"`
-	// Catalog is "sqlite" (embedded, default), "glue" or "rest".
+	// Catalog is "sqlite" (embedded, default), "glue", "rest" or
+	// "s3tables" (S3 Tables through its Iceberg REST endpoint).
 	Catalog string `yaml:"catalog,omitempty"`
 	Created string `yaml:"created,omitempty"`
 	Updated string `yaml:"updated,omitempty"`
@@ -66,6 +67,13 @@ type Storage struct {
 	// before it is loaded (see RawEnabled); default on for a warehouse on
 	// S3, off for a local one.
 	Raw *bool `yaml:"raw,omitempty"`
+	// GlueEndpoint overrides the AWS Glue endpoint (catalog glue); empty:
+	// AWS_ENDPOINT_URL_GLUE, then AWS_ENDPOINT_URL, then AWS's own. Never
+	// credentials: those come from the AWS default chain.
+	GlueEndpoint string `yaml:"glue_endpoint,omitempty"`
+	// TableBucketARN is the S3 Tables table bucket of catalog s3tables
+	// (arn:aws:s3tables:REGION:ACCOUNT:bucket/NAME).
+	TableBucketARN string `yaml:"table_bucket_arn,omitempty"`
 }
 
 // Source is where rows come from.

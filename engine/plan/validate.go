@@ -139,7 +139,8 @@ func (v *validator) platform() {
 		v.add("platform.prefix", "%q is not allowed; use %s", pl.Prefix, help)
 	}
 	v.enum("platform.pattern", pl.Pattern, "pattern", []string{PatternIceberg, PatternHive}, withDefault(PatternIceberg, PatternHive))
-	v.enum("platform.catalog", pl.Catalog, "catalog", []string{CatalogSQLite, CatalogGlue, CatalogREST}, withDefault(CatalogSQLite, CatalogGlue, CatalogREST))
+	v.enum("platform.catalog", pl.Catalog, "catalog", []string{CatalogSQLite, CatalogGlue, CatalogREST, CatalogS3Tables}, withDefault(CatalogSQLite, CatalogGlue, CatalogREST, CatalogS3Tables))
+	v.awsCatalog()
 	v.timestamp("platform.created", pl.Created)
 	v.timestamp("platform.updated", pl.Updated)
 }

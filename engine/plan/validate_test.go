@@ -73,7 +73,7 @@ func TestValidate(t *testing.T) {
 			[]string{`platform.pattern: "hvie" is not a pattern; did you mean "hive"? use iceberg (default) or hive`}},
 		{"pattern empty ok", func(p *Plan) { p.Platform.Pattern = "" }, nil},
 		{"catalog unknown", func(p *Plan) { p.Platform.Catalog = "nessie" },
-			[]string{`platform.catalog: "nessie" is not a catalog; use sqlite (default), glue or rest`}},
+			[]string{`platform.catalog: "nessie" is not a catalog; use sqlite (default), glue, rest or s3tables`}},
 		{"catalog rest needs uri", func(p *Plan) { p.Platform.Catalog = "rest" },
 			[]string{"storage.catalog_uri: required for catalog rest: the URL of the Iceberg REST catalog"}},
 		{"created not a timestamp", func(p *Plan) { p.Platform.Created = "yesterday" },

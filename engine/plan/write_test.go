@@ -37,7 +37,7 @@ func fullPlan() *Plan {
 					{Name: "flag", Type: "boolean", Sensitive: true, Description: "true"},
 					{Name: "code", Type: "string", Description: "08:30"},
 				},
-				Partition:      []string{"day(ordered_at)", "bucket(16, order_id)"},
+				Partition:      []string{"day(ordered_at)", "truncate(16, order_id)"},
 				JoinKeys:       []JoinKey{{Column: "code", References: "codes.code"}},
 				Grain:          []string{"order_id"},
 				SumSafeColumns: []string{"amount"},

@@ -57,8 +57,8 @@ type Options struct {
 // Sink is an Iceberg sink on a SQL catalog.
 type Sink struct {
 	opts Options
-	db   *sql.DB
-	cat  *sqlcat.Catalog
+	db   *sql.DB         // nil for a catalog opened by OpenCatalog
+	cat  catalog.Catalog // SQL (Open), Glue or REST (OpenCatalog)
 }
 
 var _ sink.Sink = (*Sink)(nil)
@@ -111,7 +111,12 @@ func Open(ctx context.Context, o Options) (*Sink, error) {
 func (s *Sink) Catalog() catalog.Catalog { return s.cat }
 
 // Close closes the catalog.
-func (s *Sink) Close() error { return s.db.Close() }
+func (s *Sink) Close() error {
+	if s.db == nil {
+		return nil
+	}
+	return s.db.Close()
+}
 
 // IcebergType maps a plan type to an Iceberg type.
 func IcebergType(t plan.Type) iceberg.Type {

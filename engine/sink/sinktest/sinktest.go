@@ -38,6 +38,12 @@ func batches(t *testing.T, sc *arrow.Schema, ids ...int64) iter.Seq2[arrow.Recor
 	}
 }
 
+// Batches is one batch of rows with the given ids, in the schema of Spec
+// (for sink tests outside the suite).
+func Batches(sc *arrow.Schema, ids ...int64) iter.Seq2[arrow.RecordBatch, error] {
+	return batches(nil, sc, ids...)
+}
+
 func count(t *testing.T, tbl sink.Table) int64 {
 	t.Helper()
 	sc, ok := tbl.(sink.Scanner)
