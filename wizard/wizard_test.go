@@ -301,7 +301,7 @@ func TestGate2Checks(t *testing.T) {
 	h.key("enter")
 	h.contains("Gate 2 · preconditions")
 	h.key("?")
-	h.contains("enter continue to the run (disabled: 1 check(s) failed")
+	h.contains("enter continue to gate 3 (disabled: 1 check(s) failed")
 	h.key("esc")
 	// r re-runs: spinners until the findings come.
 	h.key("r")

@@ -147,10 +147,11 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	dir := fs.String("dir", "lima-demo", "workspace folder to create")
 	headless := fs.Bool("headless", false, "run every gate with the recorded demo answers, without the wizard")
 	jsonOut := fs.Bool("json", false, "print a JSON summary on stdout")
+	theme := fs.String("theme", "", "the wizard's theme: dark, light, projector or mono")
+	accessible := fs.Bool("accessible", false, "ask the gate questions as plain line prompts, without the full-screen wizard")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	_ = headless // the wizard is not part of this build: demo always runs headless
 	created, err := demo.Create(*dir, time.Now())
 	if err != nil {
 		return fail(stderr, err)
@@ -160,6 +161,10 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lima: demo workspace created in %s (sample data in data/erp, answers in platform.yaml)\n", ui.Sanitize(abs))
 	} else {
 		fmt.Fprintf(stderr, "lima: using the existing demo workspace in %s\n", ui.Sanitize(abs))
+	}
+	if *accessible || (!*headless && !*jsonOut && wizardTerminal()) {
+		// A person at a terminal walks the gates on the demo workspace.
+		return startWizard(ctx, filepath.Join(*dir, "platform.yaml"), *theme, *accessible, os.Stdin, stdout, stderr)
 	}
 	// The demo runs now, whatever the run window of its nightly schedule.
 	return runPlan(ctx, flow.Workspace{Dir: *dir}, filepath.Join(*dir, "platform.yaml"), nil, false, *jsonOut, stdout, stderr,
