@@ -198,8 +198,8 @@ func (s *reconScreen) renderList() string {
 	for _, tr := range r.Tables {
 		nw = max(nw, ui.Width(ui.Sanitize(tr.Name)))
 	}
-	nw = min(nw, max(8, s.w-64))
-	add(t.Muted.Render(ui.Fit(fmt.Sprintf("  %-*s %8s %8s %6s %6s  %-10s %-14s %s", nw, "table", "read", "loaded", "held", "skip", "balanced", "control totals", "checks"), s.w)))
+	nw = min(nw, max(8, s.w-62))
+	add(t.Muted.Render(ui.Fit(fmt.Sprintf("  %-*s %8s %8s %6s %6s  %-8s %-8s %s", nw, "table", "read", "loaded", "held", "skip", "balance", "totals", "checks"), s.w)))
 	for i, tr := range r.Tables {
 		marker := t.Blank
 		if i == s.cur {
@@ -209,6 +209,7 @@ func (s *reconScreen) renderList() string {
 		if !tr.Balanced {
 			bal = ui.StatusFailed.Glyph() + " NO"
 		}
+		bal = padTo(bal, 8)
 		exact, off := 0, 0
 		for _, ct := range tr.ControlTotals {
 			if ct.Variance == "" || ct.Variance == "0" || strings.Trim(ct.Variance, "0.") == "" {
@@ -242,7 +243,7 @@ func (s *reconScreen) renderList() string {
 		if i == s.cur {
 			name = t.Focus.Render(name)
 		}
-		add(ui.Fit(fmt.Sprintf("%s %s %8s %8s %6s %6s  %-10s %-14s %s", marker, name, ui.Count(tr.RowsRead), ui.Count(tr.RowsLoaded),
+		add(ui.Fit(fmt.Sprintf("%s %s %8s %8s %6s %6s  %s %-8s %s", marker, name, ui.Count(tr.RowsRead), ui.Count(tr.RowsLoaded),
 			ui.Count(tr.RowsQuarantined), ui.Count(tr.RowsSkipped), bal, totals, checks), s.w))
 	}
 	for _, m := range r.Marts {

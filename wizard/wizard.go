@@ -108,6 +108,9 @@ func New(o Options) *Model {
 	if o.Deps.Now == nil {
 		o.Deps.Now = time.Now
 	}
+	if o.Deps.Propose == nil {
+		o.Deps.Propose = proposeModel
+	}
 	if o.Context == nil {
 		o.Context = context.Background()
 	}
