@@ -369,3 +369,22 @@ func TestScreensAtCompactSizeStayInside(t *testing.T) {
 	}
 	h.contains("Gate 3 · data model")
 }
+
+// The list, not only the detail, shows untrusted text as visible escapes:
+// a file name, an owner and a failure carrying ESC[31m, \r and U+202E.
+func TestBrowserListSanitizes(t *testing.T) {
+	evil := "\x1b[31mred\r\u202eevil"
+	st := seedLedger(t, 0, ledger.Exception{RunID: "run-1", Level: ledger.LevelRow, File: "in" + evil + ".csv", Line: 2,
+		Raw: []byte("1;x\n"), Values: map[string]string{"name": evil},
+		Failures: []ledger.Failure{{Column: "name", Value: evil, Rule: "text" + evil, Reason: "bad"}},
+		Owner:    "o" + evil})
+	h := newBrowserHarness(t, st, ExceptionsOptions{})
+	h.send(tea.WindowSizeMsg{Width: 160, Height: 30})
+	h.contains(`in\e[31mred\r\u202eevil.csv:2`, `o\e[31mre…`, `text\e[31mr…`)
+	raw := h.b.Render()
+	for _, bad := range []string{"\x1b[31m", "\r", "\u202e"} {
+		if strings.Contains(raw, bad) {
+			t.Errorf("the list carries %q raw", bad)
+		}
+	}
+}
