@@ -171,6 +171,8 @@ wait_re "^ +> +[0-9]+ "
 snap exceptions
 keys Escape
 wait_re "^ exceptions: [0-9]+"
+has "esc back to gate 4"
+snap exceptions-all
 keys Escape
 wait_for "Gate 4 · "
 keys Escape

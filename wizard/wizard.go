@@ -33,12 +33,28 @@ type Deps struct {
 	// TeardownInventory and Teardown are gate 5.
 	TeardownInventory func(ctx context.Context, o flow.TeardownOptions) (*gates.Inventory, error)
 	Teardown          func(ctx context.Context, o flow.TeardownOptions, confirm string) (*gates.Inventory, *gates.TeardownResult, error)
+	// Replay replays the fixed exceptions of a table ("" for all) from the
+	// exception browser and returns the report's path.
+	Replay func(ctx context.Context, ws flow.Workspace, planPath, table, by string) (string, error)
 }
 
 // DefaultDeps call flow.
 func DefaultDeps() Deps {
 	return Deps{Preconditions: flow.Preconditions, Run: flow.Run, Now: time.Now, Propose: proposeModel,
-		OpenLedger: flow.OpenLedger, TeardownInventory: flow.TeardownInventory, Teardown: flow.Teardown}
+		OpenLedger: flow.OpenLedger, TeardownInventory: flow.TeardownInventory, Teardown: flow.Teardown, Replay: replay}
+}
+
+// replay is flow.Replay of the plan at planPath.
+func replay(ctx context.Context, ws flow.Workspace, planPath, table, by string) (string, error) {
+	p, err := flow.LoadPlan(planPath)
+	if err != nil {
+		return "", err
+	}
+	out, err := flow.Replay(ctx, flow.ReplayOptions{Workspace: ws, Plan: p, Table: table, By: by})
+	if err != nil {
+		return "", err
+	}
+	return out.ReportPath, nil
 }
 
 // proposeModel is gates.ProposeDataModel over the workspace.
@@ -375,7 +391,12 @@ func (m *Model) openExceptions(f ledger.Filter) tea.Cmd {
 		m.recon.drill = false
 		return m.openLedger()
 	}
-	m.exc = NewExceptions(ExceptionsOptions{Store: m.store, Theme: m.theme, Filter: f, By: m.by, Now: m.deps.Now, Context: m.ctx})
+	var rp func(ctx context.Context, table string) (string, error)
+	if d := m.deps; d.Replay != nil {
+		ws, path, by := m.ws, m.planPath, m.by
+		rp = func(ctx context.Context, table string) (string, error) { return d.Replay(ctx, ws, path, table, by) }
+	}
+	m.exc = NewExceptions(ExceptionsOptions{Replay: rp, Store: m.store, Theme: m.theme, Filter: f, By: m.by, Now: m.deps.Now, Context: m.ctx, Back: "back to gate 4"})
 	m.exc.w, m.exc.h = m.w, m.h
 	m.route = routeExceptions
 	return m.exc.Init()
