@@ -355,13 +355,14 @@ func (s *runScreen) doneLines() []string {
 		out = append(out, ui.Wrap("    "+ui.Sanitize(s.err.Error()), s.w, "    ")...)
 	}
 	if o != nil && o.ReportPath != "" {
-		out = append(out, "  report: "+ui.Sanitize(o.ReportPath))
+		rp := ui.Sanitize(o.ReportPath)
 		if md := strings.TrimSuffix(o.ReportPath, filepath.Ext(o.ReportPath)) + ".md"; md != o.ReportPath {
-			out = append(out, "          "+ui.Sanitize(md))
+			rp += " (and .md)"
 		}
+		out = append(out, ui.Fit("  report: "+rp, s.w))
 	}
 	if o != nil && o.Result != nil {
-		out = append(out, "", t.Muted.Render("  balance per table: read = loaded + quarantined + skipped"))
+		out = append(out, t.Muted.Render("  balance per table: read = loaded + quarantined + skipped"))
 		for _, tr := range o.Result.Tables {
 			ok := tr.RowsRead == tr.RowsLoaded+tr.RowsQuarantined+tr.RowsSkipped
 			st, rel := ui.StatusOK, "="
