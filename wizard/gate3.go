@@ -70,6 +70,16 @@ type gate3Item struct {
 // typeChoices are the column types the picker offers.
 var typeChoices = []string{"string", "int", "long", "double", "decimal(18,2)", "date", "timestamp", "timestamptz", "boolean"}
 
+// choices are the picker's types for the focused column: its own type
+// first when the list lacks it (a decimal of another precision).
+func (s *gate3Screen) choices() []string {
+	_, c, _ := s.focused()
+	if c == nil || c.Type == "" || slices.Contains(typeChoices, c.Type) {
+		return typeChoices
+	}
+	return append([]string{c.Type}, typeChoices...)
+}
+
 type gate3Screen struct {
 	theme    ui.Theme
 	w, h     int
@@ -332,11 +342,11 @@ func (s *gate3Screen) key(msg tea.KeyPressMsg, by string, now func() time.Time, 
 		case "up", "k":
 			s.pick = max(0, s.pick-1)
 		case "down", "j":
-			s.pick = min(len(typeChoices)-1, s.pick+1)
+			s.pick = min(len(s.choices())-1, s.pick+1)
 		case "enter":
 			_, c, tn := s.focused()
-			if c != nil && c.Type != typeChoices[s.pick] {
-				c.Type = typeChoices[s.pick]
+			if ch := s.choices(); c != nil && c.Type != ch[s.pick] {
+				c.Type = ch[s.pick]
 				s.edited(fmt.Sprintf("%s.%s is now %s", tn, c.Name, c.Type))
 			}
 			s.mode = g3Browse
@@ -381,7 +391,7 @@ func (s *gate3Screen) key(msg tea.KeyPressMsg, by string, now func() time.Time, 
 	case s.keys.Type.Pressed(msg) && k[1].Enabled():
 		_, c, _ := s.focused()
 		s.mode, s.pick = g3PickType, 0
-		if i := slices.Index(typeChoices, c.Type); i >= 0 {
+		if i := slices.Index(s.choices(), c.Type); i >= 0 {
 			s.pick = i
 		}
 	case s.keys.Key.Pressed(msg) && k[2].Enabled():
@@ -668,7 +678,7 @@ func (s *gate3Screen) Render() string {
 	lines, at := s.modelLines()
 	room := s.room()
 	if s.mode == g3PickType {
-		room = max(3, room-len(typeChoices)-1)
+		room = max(3, room-len(s.choices())-1)
 	}
 	// Keep the focused column visible, with a line of context.
 	if len(at) > 0 && s.follow {
@@ -691,7 +701,7 @@ func (s *gate3Screen) Render() string {
 	if s.mode == g3PickType {
 		_, c, tn := s.focused()
 		out = append(out, t.Key.Render(ui.Sanitize(fmt.Sprintf("type of %s.%s:", tn, c.Name))))
-		for i, ty := range typeChoices {
+		for i, ty := range s.choices() {
 			marker := t.Blank
 			if i == s.pick {
 				marker = t.FocusMarker

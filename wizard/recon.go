@@ -200,7 +200,14 @@ func (s *reconScreen) renderList() string {
 	}
 	nw = min(nw, max(8, s.w-62))
 	add(t.Muted.Render(ui.Fit(fmt.Sprintf("  %-*s %8s %8s %6s %6s  %-8s %-8s %s", nw, "table", "read", "loaded", "held", "skip", "balance", "totals", "checks"), s.w)))
-	for i, tr := range r.Tables {
+	// With more tables than fit, the table and the chart show a window
+	// of them around the focused one.
+	lo, hi := s.window(len(r.Tables))
+	if lo > 0 {
+		add(t.Muted.Render(fmt.Sprintf("  … %d table(s) above", lo)))
+	}
+	for i := lo; i < hi; i++ {
+		tr := r.Tables[i]
 		marker := t.Blank
 		if i == s.cur {
 			marker = t.FocusMarker
@@ -246,6 +253,9 @@ func (s *reconScreen) renderList() string {
 		add(ui.Fit(fmt.Sprintf("%s %s %8s %8s %6s %6s  %s %-8s %s", marker, name, ui.Count(tr.RowsRead), ui.Count(tr.RowsLoaded),
 			ui.Count(tr.RowsQuarantined), ui.Count(tr.RowsSkipped), bal, totals, checks), s.w))
 	}
+	if hi < len(r.Tables) {
+		add(t.Muted.Render(fmt.Sprintf("  … %d table(s) below: ↓ moves", len(r.Tables)-hi)))
+	}
 	for _, m := range r.Marts {
 		add(ui.Fit(fmt.Sprintf("%s mart %s → %s: %s, %s rows from %s fact rows", gateGlyph(t, m.Reconciliation), ui.Sanitize(m.Name),
 			ui.Sanitize(m.Table), ui.Sanitize(m.Status), ui.Count(m.Rows), ui.Count(m.FactRows)), s.w))
@@ -257,7 +267,7 @@ func (s *reconScreen) renderList() string {
 		most = max(most, tr.RowsLoaded+tr.RowsQuarantined)
 	}
 	bw := max(10, min(40, s.w-nw-30))
-	for _, tr := range r.Tables {
+	for _, tr := range r.Tables[lo:hi] {
 		l := int(math.Round(float64(tr.RowsLoaded) / float64(most) * float64(bw)))
 		q := int(math.Ceil(float64(tr.RowsQuarantined) / float64(most) * float64(bw)))
 		name := ui.Fit(ui.Sanitize(tr.Name), nw)
@@ -270,6 +280,19 @@ func (s *reconScreen) renderList() string {
 			ui.Count(n), ui.Sanitize(countList(r.Exceptions.ByOwner))), s.w))
 	}
 	return strings.Join(out, "\n")
+}
+
+// window is the range of tables shown: all when they fit (the table and
+// the chart take a line per table each, around 10 lines of frame), else
+// a window around the focused table.
+func (s *reconScreen) window(n int) (int, int) {
+	room := max(2, (s.h-10-len(s.report.Marts))/2)
+	if n <= room {
+		return 0, n
+	}
+	room = max(1, room-1) // a "… more" line
+	lo := max(0, min(s.cur-room/2, n-room))
+	return lo, lo + room
 }
 
 // countList renders counts as "a 3, b 1", largest first.

@@ -388,3 +388,31 @@ func TestBrowserListSanitizes(t *testing.T) {
 		}
 	}
 }
+
+// Many tables: the list shows a window around the focused table and every
+// shown line fits the screen.
+func TestReconciliationManyTables(t *testing.T) {
+	r := &reports.Report{RunID: "r-many", Status: reports.StatusOK}
+	for i := range 40 {
+		r.Tables = append(r.Tables, reports.TableReport{Name: fmt.Sprintf("table_%02d", i), Status: "loaded",
+			RowsRead: int64(100 + i), RowsLoaded: int64(100 + i), Balanced: true, Reconciliation: gates.Pass})
+	}
+	d := Deps{Run: func(ctx context.Context, o flow.RunOptions) (*flow.Outcome, error) {
+		return &flow.Outcome{Report: r, Result: &run.Result{RunID: "r-many"}}, nil
+	}}
+	h := toRun(t, d)
+	h.key("enter", "enter")
+	h.contains("table_00", "table(s) below")
+	for range 25 {
+		h.key("down")
+	}
+	h.contains("> ", "table_25", "table(s) above", "table(s) below")
+	if n := strings.Count(h.screen(), "\n"); n != 30 {
+		t.Errorf("%d lines, want 30", n)
+	}
+	for _, l := range strings.Split(h.screen(), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), ">") && !strings.Contains(l, "table_25") {
+			t.Errorf("focus on the wrong row: %q", l)
+		}
+	}
+}
