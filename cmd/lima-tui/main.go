@@ -39,13 +39,14 @@ const (
 const usage = `lima-tui — land business data in a data lake, and prove it.
 
 Usage:
-  lima-tui [--plan F] [--theme dark|light|projector|mono]
-                                           the wizard (needs a terminal)
+  lima-tui [--plan F] [--theme dark|light|projector|mono] [--accessible]
+                                           the wizard (needs a terminal; --accessible: line prompts)
   lima-tui init --source DIR [--dir D] [--prefix P] [--pattern iceberg|hive] [--defaults]
                                            gate 1: scope & residency → platform.yaml
   lima-tui check [--plan F] [--json] [--timeout 15s]
                                            gate 2: preconditions with evidence (exit 4)
   lima-tui demo [--dir D] [--headless]      build the demo lake from the bundled dirty ERP sample
+                                           (at a terminal: in the wizard, unless --headless)
   lima-tui run [--plan F] [--table T]... [--full-refresh] [--json] [--force] [--wait 30s]
                                            load the approved plan, reconcile, write the report
                                            (outside schedule.window only with --force)
