@@ -416,3 +416,35 @@ func TestReconciliationManyTables(t *testing.T) {
 		}
 	}
 }
+
+// An edit that makes the plan invalid (a summed column turned to string)
+// blocks approval with the reason, and nothing is written.
+func TestGate3InvalidEditBlocksApproval(t *testing.T) {
+	h, pp := toGate3(t, Deps{})
+	before, err := plan.Load(pp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := h.m.gate3
+	for i, it := range g.items {
+		if it.table == "inspections" && g.work.Tables[it.table].Columns[it.col].Name == "defect_qty" {
+			g.cur, g.follow = i, true
+		}
+	}
+	h.key("t", "up", "enter") // int → string
+	h.contains("~ inspections.defect_qty type: int → string", "but: ")
+	h.key("enter")
+	h.contains("Gate 3 · data model", "cannot approve: platform.yaml:")
+	h.key("?")
+	h.contains("enter approve (disabled: ")
+	h.key("?")
+	after, err := plan.Load(pp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Hash() != before.Hash() || !after.ModelApproved() {
+		t.Error("a blocked approval changed platform.yaml")
+	}
+	h.key("u", "enter")
+	h.contains("Run · load, reconcile, report")
+}
