@@ -488,9 +488,10 @@ func (m *Model) Render() string {
 func (m *Model) crumbs() string {
 	steps := []string{"1 scope", "2 checks", "3 model", "run", "4 reconcile", "exceptions"}
 	if m.route == routeTeardown {
-		steps = append(steps, "5 teardown")
+		// Gate 5 is reached from gate 4; it takes the last place.
+		steps[5] = "5 teardown"
 	}
-	cur := map[route]int{routeLoading: 0, routeGate1: 0, routeGate2: 1, routeGate3: 2, routeRun: 3, routeRecon: 4, routeExceptions: 5, routeTeardown: 6}[m.route]
+	cur := map[route]int{routeLoading: 0, routeGate1: 0, routeGate2: 1, routeGate3: 2, routeRun: 3, routeRecon: 4, routeExceptions: 5, routeTeardown: 5}[m.route]
 	for i := range steps {
 		if i == cur {
 			steps[i] = "[" + steps[i] + "]"
