@@ -80,8 +80,14 @@ func (s *reconScreen) Keys() []ui.Binding {
 	if s.drill {
 		k.Back = ui.NewBinding("esc", "back", "esc", "shift+tab")
 		k.Drill = ui.NewBinding("enter", "its exceptions", "enter")
+		if s.tornDown {
+			k.Drill = k.Drill.Disable("torn down: the ledger is gone")
+		}
 		k.Up, k.Down = ui.NewBinding("↑/k", "scroll", "up", "k"), ui.NewBinding("↓/j", "scroll", "down", "j")
 		return []ui.Binding{k.Drill, k.Back, k.Down, k.Teardown}
+	}
+	if s.tornDown {
+		k.Exceptions = k.Exceptions.Disable("torn down: the ledger is gone")
 	}
 	if s.report == nil || len(s.report.Tables) == 0 {
 		k.Drill = k.Drill.Disable("no table in this run")
@@ -128,7 +134,7 @@ func (s *reconScreen) Update(msg tea.Msg, ctx context.Context, st ledger.Store) 
 			return nil, reconTeardown
 		case s.drill:
 			switch {
-			case k[0].Pressed(msg):
+			case k[0].Matches(msg):
 				return nil, reconTableExceptions
 			case s.keys.Back.Pressed(msg):
 				s.drill = false
@@ -148,7 +154,7 @@ func (s *reconScreen) Update(msg tea.Msg, ctx context.Context, st ledger.Store) 
 					return countsCmd(ctx, st, tr), reconStay
 				}
 			}
-		case s.keys.Exceptions.Pressed(msg):
+		case k[1].Matches(msg):
 			return nil, reconExceptions
 		case s.keys.Back.Pressed(msg):
 			return nil, reconBack

@@ -299,7 +299,13 @@ func TestTeardownScreen(t *testing.T) {
 	inv := teardownInventory()
 	var confirmed []string
 	var shown *gates.Inventory
+	var opened atomic.Int32
+	st := seedLedger(t, 4)
 	d := Deps{
+		OpenLedger: func(context.Context, flow.Workspace, *plan.Plan) (ledger.Store, error) {
+			opened.Add(1)
+			return nopClose{st}, nil
+		},
 		Run: func(ctx context.Context, o flow.RunOptions) (*flow.Outcome, error) {
 			return &flow.Outcome{Report: reconReport(), Result: &run.Result{RunID: "r-1"}}, nil
 		},
@@ -332,6 +338,13 @@ func TestTeardownScreen(t *testing.T) {
 	h.contains("✓ removed")
 	h.key("esc")
 	h.contains("Gate 4 · reconciliation", "torn down since (gate 5)")
+	// The ledger went with the lake: e does not open (or recreate) it.
+	before := opened.Load()
+	h.key("e")
+	h.contains("Gate 4 · reconciliation")
+	if before != 1 || opened.Load() != before {
+		t.Errorf("the ledger was opened %d time(s) before the teardown and %d after", before, opened.Load()-before)
+	}
 }
 
 func TestTeardownEscRemovesNothing(t *testing.T) {
