@@ -3,6 +3,7 @@ package wizard
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/spinner"
@@ -186,7 +187,22 @@ func (s *gate2Screen) Render() string {
 		}
 		sum := fmt.Sprintf("%d passed · %d failed · %d warning(s) · %d skipped", counts[gates.Pass], counts[gates.Fail], counts[gates.Warn], counts[gates.Skip])
 		head += "  " + t.Muted.Render(sum)
-		for _, f := range s.findings {
+		// Failed checks first, then warnings: what needs a person is on
+		// the first screen; the order within each kind is gate 2's.
+		shown := slices.Clone(s.findings)
+		rank := map[string]int{gates.Fail: 0, gates.Warn: 1}
+		slices.SortStableFunc(shown, func(a, b gates.Finding) int {
+			ra, oka := rank[a.Status]
+			rb, okb := rank[b.Status]
+			if !oka {
+				ra = 2
+			}
+			if !okb {
+				rb = 2
+			}
+			return ra - rb
+		})
+		for _, f := range shown {
 			lines = append(lines, findingLines(t, f, s.w)...)
 		}
 		// The verdict stays on screen below the scrolling list.
