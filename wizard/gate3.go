@@ -118,6 +118,16 @@ func newGate3(t ui.Theme) *gate3Screen {
 }
 
 func (s *gate3Screen) SetSize(w, h int) { s.w, s.h = w, h }
+
+// HelpText explains gate 3's keys on the help screen.
+func (s *gate3Screen) HelpText() []string {
+	return []string{
+		"t picks another type for the focused column; k puts it in or takes it out of the key;",
+		"p cycles its partition (month, day, year of a date; the value of others; none).",
+		"Edits show as a diff and stay in memory; enter writes them with the approval",
+		"(gates.data_model: who, when, plan hash). x rejects: the approval is removed.",
+	}
+}
 func (s *gate3Screen) Typing() bool     { return false }
 
 // Start loads the plan (and proposes a model when it has no tables), in a Cmd.

@@ -461,3 +461,11 @@ func TestGate3InvalidEditBlocksApproval(t *testing.T) {
 	h.key("u", "enter")
 	h.contains("Run · load, reconcile, report")
 }
+
+func TestGate3Help(t *testing.T) {
+	h, _ := toGate3(t, Deps{})
+	h.key("?")
+	h.contains("Keys", "t type", "k key", "cycles its partition", "x rejects")
+	h.key("esc")
+	h.contains("Base tables (6)")
+}

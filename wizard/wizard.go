@@ -518,6 +518,12 @@ func (m *Model) helpScreen() string {
 	b.WriteString(t.Title.Render("Keys") + "\n")
 	if s := m.current(); s != nil {
 		b.WriteString(ui.HelpFull(t, s.Keys()...) + "\n")
+		// A screen may explain its keys further (optional capability).
+		if h, ok := s.(interface{ HelpText() []string }); ok {
+			for _, l := range h.HelpText() {
+				b.WriteString(t.Muted.Render(ui.Fit("  "+l, m.w-2)) + "\n")
+			}
+		}
 	}
 	g := m.keys.Typing(m.typing())
 	b.WriteString(ui.HelpFull(t, g.All()...) + "\n\n")
