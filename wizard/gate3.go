@@ -128,7 +128,7 @@ func (s *gate3Screen) HelpText() []string {
 		"(gates.data_model: who, when, plan hash). x rejects: the approval is removed.",
 	}
 }
-func (s *gate3Screen) Typing() bool     { return false }
+func (s *gate3Screen) Typing() bool { return false }
 
 // Start loads the plan (and proposes a model when it has no tables), in a Cmd.
 func (s *gate3Screen) Start(d Deps, ws flow.Workspace, planPath string, ctx context.Context) tea.Cmd {
