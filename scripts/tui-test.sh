@@ -29,8 +29,10 @@ tmp="$(mktemp -d)"
 sock="lima-tui-test-$$"
 panes="${TUI_TEST_PANES:-$tmp/panes}"
 mkdir -p "$panes"
+sockpath=""
 cleanup() {
   tmux -L "$sock" kill-server >/dev/null 2>&1 || true
+  if [ -n "$sockpath" ]; then rm -f "$sockpath"; fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -43,6 +45,7 @@ mkdir -p "$tmp/ws"
 # -f /dev/null: no user tmux.conf changes the window.
 tmux -L "$sock" -f /dev/null new-session -d -s walk -x 100 -y 30 \
   "cd '$tmp/ws' && NO_COLOR=1 TERM=xterm-256color '$tmp/lima-tui' demo --dir demo --theme mono; echo \"WIZARD EXITED \$?\"; sleep 60"
+sockpath="$(tmux -L "$sock" display-message -p '#{socket_path}' 2>/dev/null || true)"
 
 n=0
 pane() { tmux -L "$sock" capture-pane -p -t walk; }
