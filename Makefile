@@ -21,6 +21,11 @@ demo-s3:
 test:
 	bash scripts/test.sh
 
+## tui-test: the wizard walked in tmux (100x30) through every gate of the demo
+.PHONY: tui-test
+tui-test:
+	bash scripts/tui-test.sh
+
 ## bench: 1M-row load, rows/s, MB/s and peak memory, next to DuckDB;
 ## then the exception queue's list/filter/count over 1,000,000 exceptions
 bench:

@@ -38,6 +38,9 @@ fi
 echo "== go test"
 go test -count=1 -timeout 20m ./...
 
+echo "== tui-test (the wizard in tmux, every gate of the demo)"
+bash scripts/tui-test.sh
+
 echo "== bench smoke (3,000 rows; make bench runs 1,000,000)"
 (cd bench && go run . -rows 3000 -duckdb=false)
 

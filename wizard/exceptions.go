@@ -33,6 +33,9 @@ type ExceptionsOptions struct {
 	Location *time.Location
 	// Context is the parent of every ledger call (default Background).
 	Context context.Context
+	// Back, when set, is what esc does in the unfiltered list (the
+	// wizard's way back to the reconciliation), shown in the help line.
+	Back string
 }
 
 // Browser is the exception browser: a virtual list over the ledger. Only
@@ -675,8 +678,16 @@ func (b *Browser) helpKeys() []ui.Binding {
 		return []ui.Binding{nb("↑/↓", "value", "up"), nb("y", "copy", "y"), nb("a", "assign", "a"), nb("e", "edit", "e"),
 			nb("w", "waive", "w"), replay, nb("esc", "back", "esc")}
 	}
-	return []ui.Binding{nb("↑/↓", "move", "up"), nb("enter", "detail", "enter"), nb("/", "filter", "/"), nb("s", "order", "s"),
+	keys := []ui.Binding{nb("↑/↓", "move", "up"), nb("enter", "detail", "enter"), nb("/", "filter", "/"), nb("s", "order", "s"),
 		nb("a", "assign", "a"), nb("e", "edit", "e"), nb("w", "waive", "w"), replay, nb("y", "copy", "y"), nb("q", "quit", "q")}
+	if b.o.Back != "" {
+		back := nb("esc", b.o.Back, "esc")
+		if b.filter != (ledger.Filter{Now: b.filter.Now}) {
+			back = nb("esc", "clear filter", "esc")
+		}
+		keys = append([]ui.Binding{back}, keys...)
+	}
+	return keys
 }
 
 // glyph is the status glyph of an exception: ✓ replayed, ! open, … fixed,

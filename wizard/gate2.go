@@ -3,6 +3,7 @@ package wizard
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/spinner"
@@ -61,7 +62,7 @@ func newGate2(t ui.Theme) *gate2Screen {
 	return &gate2Screen{theme: t, spin: spinner.New(spinner.WithSpinner(spinner.Line), spinner.WithStyle(t.Running)),
 		keys: gate2Keys{
 			Rerun: ui.NewBinding("r", "re-run the checks", "r"),
-			Next:  ui.NewBinding("enter", "continue to the run", "enter"),
+			Next:  ui.NewBinding("enter", "continue to gate 3", "enter"),
 			Back:  ui.NewBinding("esc", "back to gate 1", "esc", "shift+tab"),
 			Up:    ui.NewBinding("↑/k", "scroll", "up", "k"),
 			Down:  ui.NewBinding("↓/j", "scroll", "down", "j"),
@@ -167,6 +168,7 @@ func (s *gate2Screen) Render() string {
 	t := s.theme
 	head := t.Title.Render("Gate 2 · preconditions")
 	var lines []string
+	var verdict string
 	switch s.state {
 	case g2Idle, g2Loading:
 		lines = append(lines, s.spin.View()+" reading the plan…")
@@ -185,21 +187,43 @@ func (s *gate2Screen) Render() string {
 		}
 		sum := fmt.Sprintf("%d passed · %d failed · %d warning(s) · %d skipped", counts[gates.Pass], counts[gates.Fail], counts[gates.Warn], counts[gates.Skip])
 		head += "  " + t.Muted.Render(sum)
-		for _, f := range s.findings {
+		// Failed checks first, then warnings: what needs a person is on
+		// the first screen; the order within each kind is gate 2's.
+		shown := slices.Clone(s.findings)
+		rank := map[string]int{gates.Fail: 0, gates.Warn: 1}
+		slices.SortStableFunc(shown, func(a, b gates.Finding) int {
+			ra, oka := rank[a.Status]
+			rb, okb := rank[b.Status]
+			if !oka {
+				ra = 2
+			}
+			if !okb {
+				rb = 2
+			}
+			return ra - rb
+		})
+		for _, f := range shown {
 			lines = append(lines, findingLines(t, f, s.w)...)
 		}
-		lines = append(lines, "")
+		// The verdict stays on screen below the scrolling list.
 		if n := s.failed(); n > 0 {
-			lines = append(lines, t.Failed.Render(ui.StatusFailed.Glyph())+fmt.Sprintf(" %d check(s) failed: nothing will be written until they pass. Apply the fix, then press r.", n))
+			verdict = t.Failed.Render(ui.StatusFailed.Glyph()) + fmt.Sprintf(" %d check(s) failed: nothing will be written until they pass. Apply the fix, then press r.", n)
 		} else {
-			lines = append(lines, t.OK.Render(ui.StatusOK.Glyph())+" every check passes: enter goes on to the run")
+			verdict = t.OK.Render(ui.StatusOK.Glyph()) + " every check passes: enter goes on to gate 3, the data model"
 		}
 	}
-	// Scroll: the heading stays; the list scrolls within the height.
+	// Scroll: the heading and the verdict stay; the list scrolls within the height.
 	room := max(1, s.h-2)
+	if verdict != "" {
+		room = max(1, room-2)
+	}
 	lines = lines[min(s.offset, max(0, len(lines)-room)):]
 	if len(lines) > room {
 		lines = append(lines[:room-1], t.Muted.Render(fmt.Sprintf("… %d more line(s): ↓ scrolls", len(lines)-room+1)))
 	}
-	return head + "\n\n" + strings.Join(lines, "\n")
+	out := head + "\n\n" + strings.Join(lines, "\n")
+	if verdict != "" {
+		out += "\n\n" + ui.Fit(verdict, s.w)
+	}
+	return out
 }

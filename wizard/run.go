@@ -49,7 +49,7 @@ type tableRow struct {
 }
 
 type runKeys struct {
-	Start, Back, Yes, No ui.Binding
+	Start, Back, Yes, No, Next, Again ui.Binding
 }
 
 // runScreen starts the run and shows one row per table.
@@ -75,7 +75,9 @@ func newRunScreen(t ui.Theme, now func() time.Time) *runScreen {
 	return &runScreen{theme: t, now: now, spin: spinner.New(spinner.WithSpinner(spinner.Line), spinner.WithStyle(t.Running)),
 		keys: runKeys{
 			Start: ui.NewBinding("enter", "start the run", "enter"),
-			Back:  ui.NewBinding("esc", "back to gate 2", "esc"),
+			Back:  ui.NewBinding("esc", "back to gate 3", "esc", "shift+tab"),
+			Next:  ui.NewBinding("enter", "gate 4: reconciliation", "enter"),
+			Again: ui.NewBinding("r", "run again", "r"),
 			Yes:   ui.NewBinding("y", "cancel the run", "y"),
 			No:    ui.NewBinding("n", "keep running", "n", "esc"),
 		}}
@@ -113,8 +115,12 @@ func (s *runScreen) Keys() []ui.Binding {
 	case rsReady:
 		return []ui.Binding{k.Start, k.Back}
 	}
-	k.Start = ui.NewBinding("enter", "run again", "enter")
-	return []ui.Binding{k.Start, k.Back}
+	if s.outcome == nil || s.outcome.Report == nil {
+		k.Next = k.Next.Disable("the run produced no report")
+		k.Again = ui.NewBinding("enter", "run again", "enter", "r")
+		return []ui.Binding{k.Again, k.Back}
+	}
+	return []ui.Binding{k.Next, k.Again, k.Back}
 }
 
 func (s *runScreen) tick() tea.Cmd {
@@ -220,7 +226,12 @@ func (s *runScreen) Update(msg tea.Msg, d Deps, ws flow.Workspace, ctx context.C
 				s.state = rsRunning
 			}
 		case rsReady, rsDone, rsFailed:
+			done := s.state != rsReady && s.outcome != nil && s.outcome.Report != nil
 			switch {
+			case done && s.keys.Next.Pressed(msg):
+				return nil, navNext
+			case s.state != rsReady && s.keys.Again.Pressed(msg) && s.plan != nil:
+				return s.start(d, ws, ctx), navStay
 			case s.keys.Start.Pressed(msg) && s.plan != nil:
 				return s.start(d, ws, ctx), navStay
 			case s.keys.Back.Pressed(msg):
@@ -250,7 +261,7 @@ func (s *runScreen) Render() string {
 		if s.plan != nil {
 			name = fmt.Sprintf("%d table(s) of %s", len(s.plan.TableNames()), ui.Sanitize(s.plan.Platform.Prefix))
 		}
-		add(ui.Wrap("Gate 2 passed. Enter loads "+name+", reconciles every committed table (gate 4) and writes the report.", s.w, "")...)
+		add(ui.Wrap("Gate 3 approved. Enter loads "+name+", reconciles every committed table (gate 4) and writes the report.", s.w, "")...)
 		for _, l := range ui.Wrap("The plan runs only when its data model was approved under its current hash (lima-tui approve --gate data-model).", s.w, "") {
 			add(t.Muted.Render(l))
 		}
@@ -344,13 +355,14 @@ func (s *runScreen) doneLines() []string {
 		out = append(out, ui.Wrap("    "+ui.Sanitize(s.err.Error()), s.w, "    ")...)
 	}
 	if o != nil && o.ReportPath != "" {
-		out = append(out, "  report: "+ui.Sanitize(o.ReportPath))
+		rp := ui.Sanitize(o.ReportPath)
 		if md := strings.TrimSuffix(o.ReportPath, filepath.Ext(o.ReportPath)) + ".md"; md != o.ReportPath {
-			out = append(out, "          "+ui.Sanitize(md))
+			rp += " (and .md)"
 		}
+		out = append(out, ui.Fit("  report: "+rp, s.w))
 	}
 	if o != nil && o.Result != nil {
-		out = append(out, "", t.Muted.Render("  balance per table: read = loaded + quarantined + skipped"))
+		out = append(out, t.Muted.Render("  balance per table: read = loaded + quarantined + skipped"))
 		for _, tr := range o.Result.Tables {
 			ok := tr.RowsRead == tr.RowsLoaded+tr.RowsQuarantined+tr.RowsSkipped
 			st, rel := ui.StatusOK, "="

@@ -13,6 +13,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/lima-lake/lima/engine/ledger"
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/flow"
 	"github.com/lima-lake/lima/gates"
@@ -24,11 +25,41 @@ type Deps struct {
 	Preconditions func(ctx context.Context, ws flow.Workspace, p *plan.Plan) []gates.Finding
 	Run           func(ctx context.Context, o flow.RunOptions) (*flow.Outcome, error)
 	Now           func() time.Time
+	// Propose is gate 3's proposal for a plan without tables.
+	Propose func(ctx context.Context, ws flow.Workspace, p *plan.Plan) (*gates.Proposal, error)
+	// OpenLedger opens the exception ledger for the reconciliation and
+	// exception browsers.
+	OpenLedger func(ctx context.Context, ws flow.Workspace, p *plan.Plan) (ledger.Store, error)
+	// TeardownInventory and Teardown are gate 5.
+	TeardownInventory func(ctx context.Context, o flow.TeardownOptions) (*gates.Inventory, error)
+	Teardown          func(ctx context.Context, o flow.TeardownOptions, confirm string) (*gates.Inventory, *gates.TeardownResult, error)
+	// Replay replays the fixed exceptions of a table ("" for all) from the
+	// exception browser and returns the report's path.
+	Replay func(ctx context.Context, ws flow.Workspace, planPath, table, by string) (string, error)
 }
 
 // DefaultDeps call flow.
 func DefaultDeps() Deps {
-	return Deps{Preconditions: flow.Preconditions, Run: flow.Run, Now: time.Now}
+	return Deps{Preconditions: flow.Preconditions, Run: flow.Run, Now: time.Now, Propose: proposeModel,
+		OpenLedger: flow.OpenLedger, TeardownInventory: flow.TeardownInventory, Teardown: flow.Teardown, Replay: replay}
+}
+
+// replay is flow.Replay of the plan at planPath.
+func replay(ctx context.Context, ws flow.Workspace, planPath, table, by string) (string, error) {
+	p, err := flow.LoadPlan(planPath)
+	if err != nil {
+		return "", err
+	}
+	out, err := flow.Replay(ctx, flow.ReplayOptions{Workspace: ws, Plan: p, Table: table, By: by})
+	if err != nil {
+		return "", err
+	}
+	return out.ReportPath, nil
+}
+
+// proposeModel is gates.ProposeDataModel over the workspace.
+func proposeModel(ctx context.Context, ws flow.Workspace, p *plan.Plan) (*gates.Proposal, error) {
+	return gates.ProposeDataModel(ctx, p, gates.ProposeOptions{Workspace: ws.Dir})
 }
 
 // Options start the wizard.
@@ -40,6 +71,9 @@ type Options struct {
 	Deps     Deps
 	// Context is the parent of the run's context (default Background).
 	Context context.Context
+	// By is who approves the data model and acts in the exception
+	// browser (default "lima-tui").
+	By string
 }
 
 type route int
@@ -49,6 +83,10 @@ const (
 	routeGate1
 	routeGate2
 	routeRun
+	routeGate3
+	routeRecon
+	routeExceptions
+	routeTeardown
 )
 
 // Model is the root model.
@@ -69,12 +107,25 @@ type Model struct {
 	gate1 *gate1Screen
 	gate2 *gate2Screen
 	run   *runScreen
+	gate3 *gate3Screen
+	recon *reconScreen
+	gate5 *gate5Screen
+	exc   *Browser
+	by    string
+
+	store    ledger.Store
+	storeErr string
+	// tdFrom is the route gate 5 returns to.
+	tdFrom route
 }
 
 // New returns the root model; Init loads the session from PlanPath.
 func New(o Options) *Model {
 	if o.Deps.Now == nil {
 		o.Deps.Now = time.Now
+	}
+	if o.Deps.Propose == nil {
+		o.Deps.Propose = proposeModel
 	}
 	if o.Context == nil {
 		o.Context = context.Background()
@@ -95,6 +146,13 @@ func New(o Options) *Model {
 	m.gate1 = newGate1(m.theme)
 	m.gate2 = newGate2(m.theme)
 	m.run = newRunScreen(m.theme, o.Deps.Now)
+	m.gate3 = newGate3(m.theme)
+	m.recon = newRecon(m.theme)
+	m.gate5 = newGate5(m.theme)
+	m.by = o.By
+	if m.by == "" {
+		m.by = "lima-tui"
+	}
 	return m
 }
 
@@ -116,6 +174,12 @@ func (m *Model) current() screen {
 		return m.run
 	case routeGate1:
 		return m.gate1
+	case routeGate3:
+		return m.gate3
+	case routeRecon:
+		return m.recon
+	case routeTeardown:
+		return m.gate5
 	}
 	return nil
 }
@@ -128,9 +192,10 @@ func (m *Model) typing() bool {
 func (m *Model) setSize(w, h int) {
 	m.w, m.h = w, h
 	bw, bh := m.bodySize()
-	for _, s := range []screen{m.gate1, m.gate2, m.run} {
+	for _, s := range []screen{m.gate1, m.gate2, m.run, m.gate3, m.recon, m.gate5} {
 		s.SetSize(bw, bh)
 	}
+
 }
 
 // bodySize is the screens' area: the frame takes a title and a help line
@@ -147,6 +212,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.setSize(msg.Width, msg.Height)
+		if m.exc != nil {
+			_, cmd := m.exc.Update(msg)
+			return m, cmd
+		}
 		return m, nil
 	case sessionMsg:
 		if msg.err != nil {
@@ -156,7 +225,25 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.route = routeGate1
 		return m, m.gate1.Start(msg)
+	case ledgerMsg:
+		if msg.err != nil {
+			m.storeErr = msg.err.Error()
+			return m, nil
+		}
+		if m.store != nil {
+			m.store.Close()
+		}
+		m.store, m.storeErr = msg.st, ""
+		if m.route == routeRecon && m.recon.drill && !m.recon.tornDown {
+			if tr, ok := m.recon.table(); ok {
+				return m, countsCmd(m.ctx, m.store, tr)
+			}
+		}
+		return m, nil
 	case tea.KeyPressMsg:
+		if m.route == routeExceptions {
+			return m, m.excKey(msg)
+		}
 		keys := m.keys.Typing(m.typing())
 		if m.route == routeRun {
 			keys.Quit = keys.Quit.Disable("the run is going: ctrl+c asks before cancelling it")
@@ -199,7 +286,18 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		c1, _ := m.gate1.Update(msg, m.saver)
 		c2, _ := m.gate2.Update(msg, m.deps, m.ws, m.planPath, m.ctx)
 		c3, _ := m.run.Update(msg, m.deps, m.ws, m.ctx)
-		return m, tea.Batch(c1, c2, c3)
+		c4, nav4 := m.gate3.Update(msg, m.by, m.deps.Now, m.planPath)
+		if nav4 == navNext && m.route == routeGate3 {
+			m.route = routeRun
+			m.run.Ready(m.gate3.base)
+		}
+		c5, _ := m.recon.Update(msg, m.ctx, m.store)
+		c6, _ := m.gate5.Update(msg, m.deps, m.ws, m.planPath, m.ctx)
+		var c7 tea.Cmd
+		if m.exc != nil {
+			_, c7 = m.exc.Update(msg)
+		}
+		return m, tea.Batch(c1, c2, c3, c4, c5, c6, c7)
 	}
 	switch m.route {
 	case routeGate1:
@@ -216,18 +314,124 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.route = routeGate1
 			m.gate1.Reopen()
 		case navNext:
-			m.route = routeRun
-			m.run.Ready(m.gate2.plan)
+			m.route = routeGate3
+			return m, tea.Batch(cmd, m.gate3.Start(m.deps, m.ws, m.planPath, m.ctx))
 		}
 		return m, cmd
-	case routeRun:
-		cmd, nav := m.run.Update(msg, m.deps, m.ws, m.ctx)
+	case routeGate3:
+		cmd, nav := m.gate3.Update(msg, m.by, m.deps.Now, m.planPath)
 		if nav == navBack {
 			m.route = routeGate2
 		}
 		return m, cmd
+	case routeRun:
+		cmd, nav := m.run.Update(msg, m.deps, m.ws, m.ctx)
+		switch nav {
+		case navBack:
+			m.route = routeGate3
+		case navNext:
+			if m.run.outcome != nil && m.run.outcome.Report != nil {
+				m.route = routeRecon
+				m.recon.Show(m.run.outcome.Report)
+				return m, tea.Batch(cmd, m.openLedger())
+			}
+		}
+		return m, cmd
+	case routeRecon:
+		cmd, nav := m.recon.Update(msg, m.ctx, m.store)
+		switch nav {
+		case reconBack:
+			m.route = routeRun
+		case reconExceptions, reconTableExceptions:
+			f := ledger.Filter{}
+			if tr, ok := m.recon.table(); ok && nav == reconTableExceptions {
+				f.Table = tr.Name
+			}
+			return m, tea.Batch(cmd, m.openExceptions(f))
+		case reconTeardown:
+			return m, tea.Batch(cmd, m.openTeardown())
+		}
+		return m, cmd
+	case routeTeardown:
+		cmd, nav := m.gate5.Update(msg, m.deps, m.ws, m.planPath, m.ctx)
+		if nav == navBack {
+			m.route = m.tdFrom
+			m.recon.tornDown = m.gate5.removed()
+		}
+		return m, cmd
 	}
 	return m, nil
+}
+
+// ledgerMsg carries the opened exception ledger.
+type ledgerMsg struct {
+	st  ledger.Store
+	err error
+}
+
+// openLedger opens the ledger once, in a Cmd.
+func (m *Model) openLedger() tea.Cmd {
+	if m.store != nil || m.deps.OpenLedger == nil {
+		return nil
+	}
+	d, ctx, ws, path := m.deps, m.ctx, m.ws, m.planPath
+	return func() tea.Msg {
+		p, err := plan.Load(path)
+		if err != nil {
+			return ledgerMsg{err: err}
+		}
+		st, err := d.OpenLedger(ctx, ws, p)
+		return ledgerMsg{st: st, err: err}
+	}
+}
+
+// openExceptions shows the exception browser over the ledger.
+func (m *Model) openExceptions(f ledger.Filter) tea.Cmd {
+	if m.store == nil {
+		m.recon.drill = false
+		return m.openLedger()
+	}
+	var rp func(ctx context.Context, table string) (string, error)
+	if d := m.deps; d.Replay != nil {
+		ws, path, by := m.ws, m.planPath, m.by
+		rp = func(ctx context.Context, table string) (string, error) { return d.Replay(ctx, ws, path, table, by) }
+	}
+	m.exc = NewExceptions(ExceptionsOptions{Replay: rp, Store: m.store, Theme: m.theme, Filter: f, By: m.by, Now: m.deps.Now, Context: m.ctx, Back: "back to gate 4"})
+	m.exc.w, m.exc.h = m.w, m.h
+	m.route = routeExceptions
+	return m.exc.Init()
+}
+
+// openTeardown shows gate 5 and builds the blast radius.
+func (m *Model) openTeardown() tea.Cmd {
+	if m.deps.TeardownInventory == nil {
+		return nil
+	}
+	// Nothing of the wizard holds the state store open while it goes.
+	m.Close()
+	m.tdFrom, m.route = m.route, routeTeardown
+	return m.gate5.Start(m.deps, m.ws, m.planPath, m.ctx)
+}
+
+// excKey routes a key to the exception browser; esc in its list, with no
+// filter and nothing typed, goes back to the reconciliation.
+func (m *Model) excKey(msg tea.KeyPressMsg) tea.Cmd {
+	b := m.exc
+	k := msg.String()
+	if b.mode == modeList && !b.showDetail && (k == "esc" || k == "shift+tab") && b.filter == (ledger.Filter{Now: b.filter.Now}) {
+		m.route = routeRecon
+		return nil
+	}
+	_, cmd := b.Update(msg)
+	return cmd
+}
+
+// Close releases what the wizard opened (the ledger).
+func (m *Model) Close() {
+	if m.store != nil {
+		m.store.Close()
+		m.store = nil
+	}
 }
 
 type nav int
@@ -254,6 +458,9 @@ func (m *Model) Render() string {
 	case ui.SizeTooSmall:
 		return ui.TooSmall(t, m.w, m.h)
 	}
+	if m.route == routeExceptions && m.exc != nil {
+		return m.exc.Render()
+	}
 	full := ui.Classify(m.w, m.h) == ui.SizeFull
 	title := t.Title.Render("Lima") + " " + t.Muted.Render(m.crumbs())
 	var body string
@@ -279,8 +486,12 @@ func (m *Model) Render() string {
 }
 
 func (m *Model) crumbs() string {
-	steps := []string{"1 scope", "2 checks", "run"}
-	cur := map[route]int{routeLoading: 0, routeGate1: 0, routeGate2: 1, routeRun: 2}[m.route]
+	steps := []string{"1 scope", "2 checks", "3 model", "run", "4 reconcile", "exceptions"}
+	if m.route == routeTeardown {
+		// Gate 5 is reached from gate 4; it takes the last place.
+		steps[5] = "5 teardown"
+	}
+	cur := map[route]int{routeLoading: 0, routeGate1: 0, routeGate2: 1, routeGate3: 2, routeRun: 3, routeRecon: 4, routeExceptions: 5, routeTeardown: 5}[m.route]
 	for i := range steps {
 		if i == cur {
 			steps[i] = "[" + steps[i] + "]"
@@ -307,6 +518,12 @@ func (m *Model) helpScreen() string {
 	b.WriteString(t.Title.Render("Keys") + "\n")
 	if s := m.current(); s != nil {
 		b.WriteString(ui.HelpFull(t, s.Keys()...) + "\n")
+		// A screen may explain its keys further (optional capability).
+		if h, ok := s.(interface{ HelpText() []string }); ok {
+			for _, l := range h.HelpText() {
+				b.WriteString(t.Muted.Render(ui.Fit("  "+l, m.w-2)) + "\n")
+			}
+		}
 	}
 	g := m.keys.Typing(m.typing())
 	b.WriteString(ui.HelpFull(t, g.All()...) + "\n\n")

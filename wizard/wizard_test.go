@@ -66,7 +66,8 @@ func (h *harness) feed(cmd tea.Cmd) {
 	h.t.Helper()
 	for _, msg := range collect(cmd) {
 		switch msg.(type) {
-		case sessionMsg, savedMsg, planLoadedMsg, checksMsg, runDoneMsg:
+		case sessionMsg, savedMsg, planLoadedMsg, checksMsg, runDoneMsg, gate3LoadedMsg, gate3SavedMsg,
+			ledgerMsg, reconCountsMsg, gate5InvMsg, gate5DoneMsg, bPageMsg, bCountMsg, bDetailMsg, bActionMsg:
 			h.send(msg)
 		}
 	}
@@ -301,7 +302,7 @@ func TestGate2Checks(t *testing.T) {
 	h.key("enter")
 	h.contains("Gate 2 · preconditions")
 	h.key("?")
-	h.contains("enter continue to the run (disabled: 1 check(s) failed")
+	h.contains("enter continue to gate 3 (disabled: 1 check(s) failed")
 	h.key("esc")
 	// r re-runs: spinners until the findings come.
 	h.key("r")
@@ -335,8 +336,7 @@ func TestRunScreen(t *testing.T) {
 				}}}, nil
 		},
 	}
-	h := toGate2(t, d)
-	h.key("enter")
+	h := toRun(t, d)
 	h.golden("run_ready")
 	h.key("enter")
 	ctx := <-started
@@ -376,7 +376,7 @@ func TestRunScreen(t *testing.T) {
 	h.contains("the run was cancelled")
 
 	// Run again to completion.
-	h.key("enter")
+	h.key("r")
 	<-started
 	h.m.run.snap = func() []*run.TableProgress { return []*run.TableProgress{a} }
 	close(release)

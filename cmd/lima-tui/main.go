@@ -39,13 +39,14 @@ const (
 const usage = `lima-tui — land business data in a data lake, and prove it.
 
 Usage:
-  lima-tui [--plan F] [--theme dark|light|projector|mono]
-                                           the wizard (needs a terminal)
+  lima-tui [--plan F] [--theme dark|light|projector|mono] [--accessible]
+                                           the wizard (needs a terminal; --accessible: line prompts)
   lima-tui init --source DIR [--dir D] [--prefix P] [--pattern iceberg|hive] [--defaults]
                                            gate 1: scope & residency → platform.yaml
   lima-tui check [--plan F] [--json] [--timeout 15s]
                                            gate 2: preconditions with evidence (exit 4)
   lima-tui demo [--dir D] [--headless]      build the demo lake from the bundled dirty ERP sample
+                                           (at a terminal: in the wizard, unless --headless)
   lima-tui run [--plan F] [--table T]... [--full-refresh] [--json] [--force] [--wait 30s]
                                            load the approved plan, reconcile, write the report
                                            (outside schedule.window only with --force)
@@ -148,10 +149,11 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	headless := fs.Bool("headless", false, "run every gate with the recorded demo answers, without the wizard")
 	jsonOut := fs.Bool("json", false, "print a JSON summary on stdout")
 	s3root := fs.String("s3", "", "s3://bucket/prefix: upload the sample files there and keep the lake (and raw/) on S3; endpoint, region and credentials from the AWS environment")
+	theme := fs.String("theme", "", "the wizard's theme: dark, light, projector or mono")
+	accessible := fs.Bool("accessible", false, "ask the gate questions as plain line prompts, without the full-screen wizard")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	_ = headless // the wizard is not part of this build: demo always runs headless
 	create := func(dir string, now time.Time) (bool, error) { return demo.Create(dir, now) }
 	if *s3root != "" {
 		create = func(dir string, now time.Time) (bool, error) { return flow.CreateDemoS3(ctx, dir, *s3root, now) }
@@ -165,6 +167,10 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lima: demo workspace created in %s (sample data in data/erp, answers in platform.yaml)\n", ui.Sanitize(abs))
 	} else {
 		fmt.Fprintf(stderr, "lima: using the existing demo workspace in %s\n", ui.Sanitize(abs))
+	}
+	if *accessible || (!*headless && !*jsonOut && wizardTerminal()) {
+		// A person at a terminal walks the gates on the demo workspace.
+		return startWizard(ctx, filepath.Join(*dir, "platform.yaml"), *theme, *accessible, os.Stdin, stdout, stderr)
 	}
 	// The demo runs now, whatever the run window of its nightly schedule.
 	return runPlan(ctx, flow.Workspace{Dir: *dir}, filepath.Join(*dir, "platform.yaml"), nil, false, *jsonOut, stdout, stderr,

@@ -17,11 +17,14 @@ import (
 var wizardTerminal = func() bool { return isTerminal(os.Stdin) && isTerminal(os.Stdout) }
 
 // cmdWizard starts the interactive wizard: gate 1 one question at a time,
-// gate 2 with evidence, then the run. It never starts without a terminal.
+// gate 2 with evidence, gate 3 the data model, the run, the reconciliation
+// and the exception browser. It never starts without a terminal; with
+// --accessible it asks the same questions as plain line prompts.
 func cmdWizard(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("wizard", stderr)
 	planPath := fs.String("plan", "platform.yaml", "the plan; when it does not exist, gate 1 starts a new one there")
 	theme := fs.String("theme", "", "dark, light, projector or mono (default $LIMA_THEME, else dark; NO_COLOR forces mono)")
+	accessible := fs.Bool("accessible", false, "ask the gate questions as plain line prompts, without the full-screen wizard")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -29,19 +32,30 @@ func cmdWizard(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "lima-tui: unexpected argument %q\n", ui.Sanitize(fs.Arg(0)))
 		return exitUsage
 	}
-	th, err := ui.ResolveTheme(*theme, os.Getenv)
+	return startWizard(ctx, *planPath, *theme, *accessible, os.Stdin, stdout, stderr)
+}
+
+// startWizard runs the full-screen wizard on planPath, or the line prompts
+// of accessible mode.
+func startWizard(ctx context.Context, planPath, theme string, accessible bool, stdin io.Reader, stdout, stderr io.Writer) int {
+	th, err := ui.ResolveTheme(theme, os.Getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "lima-tui: --theme: %s\n", ui.Sanitize(err.Error()))
 		return exitUsage
+	}
+	if accessible {
+		return accessibleWizard(ctx, planPath, stdin, stdout, stderr)
 	}
 	if !wizardTerminal() {
 		fmt.Fprintln(stderr, "lima-tui: the wizard needs a terminal (stdin and stdout), and this is not one. The headless commands do the same work:")
 		fmt.Fprintln(stderr, "  lima-tui init --source DIR --defaults    gate 1: scope & residency, written to platform.yaml")
 		fmt.Fprintln(stderr, "  lima-tui check --plan platform.yaml      gate 2: preconditions")
 		fmt.Fprintln(stderr, "  lima-tui run --plan platform.yaml        load, reconcile, report")
+		fmt.Fprintln(stderr, "  (or lima-tui --accessible: the gate questions as plain line prompts)")
 		return exitUsage
 	}
-	m := wizard.New(wizard.Options{PlanPath: *planPath, Theme: th, Deps: wizard.DefaultDeps(), Context: ctx})
+	m := wizard.New(wizard.Options{PlanPath: planPath, Theme: th, Deps: wizard.DefaultDeps(), Context: ctx, By: defaultBy()})
+	defer m.Close()
 	p := tea.NewProgram(m, tea.WithContext(ctx))
 	if _, err := p.Run(); err != nil && ctx.Err() == nil {
 		return fail(stderr, err)

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/flow"
+	"github.com/lima-lake/lima/gates"
+	"github.com/lima-lake/lima/ui"
+	"github.com/lima-lake/lima/wizard"
+)
+
+// accessibleWizard is `lima-tui --accessible`: the gates as plain line
+// prompts for screen readers and dumb terminals, without the full-screen
+// UI. Gate 1 asks every question with its recommended answer (enter takes
+// it; a number picks an option), gate 2 prints the checks, gate 3 prints
+// the data model and asks for approval, then the plan runs. It needs no
+// terminal: the answers may come from a pipe.
+func accessibleWizard(ctx context.Context, planPath string, stdin io.Reader, stdout, stderr io.Writer) int {
+	in := bufio.NewScanner(stdin)
+	ask := func(prompt string) (string, bool) {
+		fmt.Fprint(stdout, prompt)
+		if !in.Scan() {
+			fmt.Fprintln(stdout)
+			return "", false
+		}
+		return strings.TrimSpace(in.Text()), true
+	}
+	ended := func() int {
+		fmt.Fprintln(stderr, "lima: the input ended; the answers given so far are saved in "+ui.Sanitize(planPath))
+		return exitUsage
+	}
+	fmt.Fprintln(stdout, "Lima wizard, accessible mode: one question a line. Enter takes the recommended answer.")
+
+	// Gate 1.
+	var p *plan.Plan
+	answers := gates.Answers{}
+	if _, err := os.Stat(planPath); err == nil {
+		if p, err = flow.LoadPlan(planPath); err != nil {
+			return fail(stderr, err)
+		}
+		answers = gates.AnswersOf(p)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fail(stderr, err)
+	}
+	fmt.Fprintln(stdout, "\nGate 1: scope and residency.")
+	qs := gates.Questions()
+	given := gates.Answers{}
+	for i, q := range qs {
+		if !q.Applies(given) {
+			continue
+		}
+		def := answers[q.ID]
+		if def == "" {
+			def = q.Recommended(given)
+		}
+		fmt.Fprintf(stdout, "\nQuestion %d: %s\n", i+1, ui.Sanitize(q.Prompt))
+		if q.Help != "" {
+			fmt.Fprintf(stdout, "  %s\n", ui.Sanitize(q.Help))
+		}
+		if q.Explain != nil {
+			if x := q.Explain(given); x != "" {
+				fmt.Fprintf(stdout, "  %s\n", ui.Sanitize(x))
+			}
+		}
+		for n, c := range q.Choices {
+			rec := ""
+			if c.Value == def {
+				rec = ", recommended"
+			}
+			fmt.Fprintf(stdout, "  option %d: %s%s. %s\n", n+1, ui.Sanitize(c.Value), rec, ui.Sanitize(c.Help))
+		}
+		for {
+			prompt := "Answer: "
+			if def != "" {
+				prompt = fmt.Sprintf("Answer (enter for %s): ", ui.Sanitize(def))
+			}
+			a, ok := ask(prompt)
+			if !ok {
+				return ended()
+			}
+			if a == "" {
+				a = def
+			} else if n, err := strconv.Atoi(a); err == nil && n >= 1 && n <= len(q.Choices) && !q.Free {
+				a = q.Choices[n-1].Value
+			}
+			if err := q.Check(a, given); err != nil {
+				var ae *gates.AnswerError
+				if errors.As(err, &ae) {
+					fmt.Fprintf(stdout, "Not accepted: %s. Fix: %s.\n", ui.Sanitize(ae.Problem), ui.Sanitize(ae.Fix))
+				} else {
+					fmt.Fprintf(stdout, "Not accepted: %s.\n", ui.Sanitize(err.Error()))
+				}
+				continue
+			}
+			given[q.ID] = a
+			break
+		}
+	}
+	if p == nil {
+		p = &plan.Plan{SchemaVersion: plan.SchemaVersion, Platform: plan.Platform{Catalog: plan.CatalogSQLite},
+			Storage: plan.Storage{Warehouse: plan.DefaultWarehouse}, Tables: map[string]*plan.Table{}, ETL: plan.ETL{Tool: "lima"}}
+	}
+	if err := gates.ApplyAnswers(p, given); err != nil {
+		return fail(stderr, err)
+	}
+	p.Touch(time.Now())
+	if err := p.Write(planPath); err != nil {
+		return fail(stderr, err)
+	}
+	fmt.Fprintf(stdout, "\nGate 1 answers saved to %s.\n", ui.Sanitize(planPath))
+
+	// Gate 2.
+	ws := flow.Workspace{Dir: filepath.Dir(planPath)}
+	for {
+		fmt.Fprintln(stdout, "\nGate 2: preconditions.")
+		fs := flow.Preconditions(ctx, ws, p)
+		printFindingLines(stdout, fs)
+		failed := gates.FailedFindings(fs)
+		if len(failed) == 0 {
+			fmt.Fprintln(stdout, "Every check passes.")
+			break
+		}
+		fmt.Fprintf(stdout, "%d check(s) failed; nothing will be written until they pass.\n", len(failed))
+		a, ok := ask("Apply the fixes, then press enter to check again, or type q to stop: ")
+		if !ok {
+			return ended()
+		}
+		if a == "q" {
+			return exitPrecondition
+		}
+	}
+
+	// Gate 3.
+	fmt.Fprintln(stdout, "\nGate 3: the data model.")
+	var proposal *gates.Proposal
+	if len(p.Tables) == 0 {
+		pr, err := gates.ProposeDataModel(ctx, p, gates.ProposeOptions{Workspace: ws.Dir})
+		if err != nil {
+			return fail(stderr, err)
+		}
+		pr.Apply(p)
+		proposal = pr
+	}
+	fmt.Fprintln(stdout, wizard.ModelText(p, 100))
+	if proposal != nil {
+		printGate3Findings(stdout, proposal.Findings)
+	}
+	if failed := gates.FailedFindings(gates.ValidateGrain(p)); len(failed) > 0 {
+		printFindingLines(stdout, failed)
+		fmt.Fprintln(stdout, "The model cannot be approved as it is: edit platform.yaml, then start again.")
+		return exitPrecondition
+	}
+	a, ok := ask("Approve this data model? (enter for yes, n for no): ")
+	if !ok {
+		return ended()
+	}
+	if strings.HasPrefix(strings.ToLower(a), "n") {
+		fmt.Fprintln(stdout, "Not approved: nothing runs until a data model is approved. Edit platform.yaml, then start again.")
+		return exitOK
+	}
+	if proposal != nil {
+		p.DataQualityIssues = append(p.DataQualityIssues, proposal.Issues...)
+	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	p.Gates.DataModel = &plan.Approval{ApprovedBy: defaultBy(), ApprovedAt: now, PlanHash: p.Hash()}
+	p.Platform.Updated = now
+	if err := p.Validate(); err != nil {
+		return fail(stderr, err)
+	}
+	if err := p.Write(planPath); err != nil {
+		return fail(stderr, err)
+	}
+	fmt.Fprintf(stdout, "Data model approved by %s (plan hash %.12s).\n", ui.Sanitize(defaultBy()), p.Gates.DataModel.PlanHash)
+
+	// The run, gate 4 and the report.
+	a, ok = ask("\nRun the load now? (enter for yes, n for no): ")
+	if !ok {
+		return ended()
+	}
+	if strings.HasPrefix(strings.ToLower(a), "n") {
+		fmt.Fprintf(stdout, "Not run. Later: lima-tui run --plan %s\n", ui.Sanitize(planPath))
+		return exitOK
+	}
+	return runPlan(ctx, ws, planPath, nil, false, false, stdout, stdout, flow.RunOptions{Force: true})
+}

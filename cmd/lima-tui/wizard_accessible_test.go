@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lima-lake/lima/engine/demo"
+	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/gates"
+)
+
+// accessibleInput is the answers to every gate-1 question that applies to
+// the plan (blank: the recommended or recorded answer), with extra lines
+// spliced in after the first answer, then the given tail.
+func accessibleInput(t *testing.T, pp string, afterFirst []string, tail ...string) string {
+	t.Helper()
+	p, err := plan.Load(pp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := gates.AnswersOf(p)
+	n := 0
+	for _, q := range gates.Questions() {
+		if q.Applies(a) {
+			n++
+		}
+	}
+	lines := make([]string, n)
+	lines = append(lines[:1], append(afterFirst, lines[1:]...)...)
+	return strings.Join(append(lines, tail...), "\n") + "\n"
+}
+
+func TestAccessibleWizardWalksTheGatesAsLines(t *testing.T) {
+	old := wizardTerminal
+	defer func() { wizardTerminal = old }()
+	wizardTerminal = func() bool { return false } // no terminal is needed
+	dir := t.TempDir()
+	if _, err := demo.Create(dir, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	pp := filepath.Join(dir, "platform.yaml")
+	// The second question (the prefix) first gets an answer it refuses.
+	in := accessibleInput(t, pp, []string{"Bad Prefix"}, "", "n")
+	var out, errb bytes.Buffer
+	code := startWizard(context.Background(), pp, "mono", true, strings.NewReader(in), &out, &errb)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	s := out.String()
+	for _, want := range []string{"accessible mode", "Question 1:", "Answer (enter for data/erp)", "option 1: iceberg, recommended.",
+		`Not accepted: "Bad Prefix" is not allowed`, "Gate 2: preconditions.", "Every check passes.",
+		"Gate 3: the data model.", "Base tables (6)", "Marts (1)", "SUM-safe", "Data model approved by", "Not run."} {
+		if !strings.Contains(s, want) {
+			t.Errorf("stdout lacks %q", want)
+		}
+	}
+	if strings.Contains(s, "\x1b[") {
+		t.Error("accessible mode wrote escape sequences")
+	}
+	p, err := plan.Load(pp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.ModelApproved() || p.Gates.DataModel.ApprovedBy != defaultBy() {
+		t.Errorf("the approval is not recorded: %+v", p.Gates.DataModel)
+	}
+	if p.Platform.Prefix != "erp_quality" {
+		t.Errorf("prefix %q: the recorded answer should stay", p.Platform.Prefix)
+	}
+}
+
+func TestAccessibleWizardStopsAtTheEndOfInput(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := demo.Create(dir, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := startWizard(context.Background(), filepath.Join(dir, "platform.yaml"), "", true, strings.NewReader("\n\n"), &out, &errb)
+	if code != exitUsage || !strings.Contains(errb.String(), "the input ended") {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+}

@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# The scripted walk through the wizard (`make tui-test`, called by
+# `make test`): builds lima-tui, runs `lima-tui demo` in a detached tmux of
+# 100×30 in a temporary folder, walks every gate on the defaults with
+# send-keys and asserts on the text of each screen (capture-pane -p):
+# gate 1 → 2 → 3 (an edit, its diff, undo, approve) → the run → gate 4's
+# reconciliation (the numbers of every table against report.json, and
+# read = loaded + held + skipped from the screen itself) → a table's
+# detail → the exception browser → gate 5's teardown with the typed prefix.
+#
+# Skips loudly (exit 0) when tmux is missing and cannot be installed
+# (apt-get, as root). TUI_TEST_PANES=DIR keeps every captured pane there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export GOFLAGS="${GOFLAGS:--buildvcs=false}"
+
+if ! command -v tmux >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "tui-test: installing tmux"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux) >/dev/null 2>&1 || true
+  fi
+fi
+if ! command -v tmux >/dev/null 2>&1; then
+  echo "!!! tui-test SKIPPED: tmux is not installed and could not be installed (not root, or no apt-get)"
+  exit 0
+fi
+
+tmp="$(mktemp -d)"
+sock="lima-tui-test-$$"
+panes="${TUI_TEST_PANES:-$tmp/panes}"
+mkdir -p "$panes"
+sockpath=""
+cleanup() {
+  tmux -L "$sock" kill-server >/dev/null 2>&1 || true
+  if [ -n "$sockpath" ]; then rm -f "$sockpath"; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+echo "== tui-test: build"
+go build -o "$tmp/lima-tui" ./cmd/lima-tui
+start=$(date +%s)
+
+mkdir -p "$tmp/ws"
+# -f /dev/null: no user tmux.conf changes the window.
+tmux -L "$sock" -f /dev/null new-session -d -s walk -x 100 -y 30 \
+  "cd '$tmp/ws' && NO_COLOR=1 TERM=xterm-256color '$tmp/lima-tui' demo --dir demo --theme mono; echo \"WIZARD EXITED \$?\"; sleep 60"
+sockpath="$(tmux -L "$sock" display-message -p '#{socket_path}' 2>/dev/null || true)"
+
+n=0
+pane() { tmux -L "$sock" capture-pane -p -t walk; }
+fail() {
+  echo "tui-test: FAIL: $*" >&2
+  echo "---- the screen:" >&2
+  pane >&2
+  exit 1
+}
+# wait_for TEXT [SECONDS]: until the screen shows TEXT.
+wait_for() {
+  local want="$1" limit="${2:-15}" i=0
+  while [ "$i" -lt $((limit * 10)) ]; do
+    if pane | grep -qF -- "$want"; then return 0; fi
+    sleep 0.1
+    i=$((i + 1))
+  done
+  fail "waited ${limit}s for \"$want\""
+}
+# wait_re REGEX [SECONDS]
+wait_re() {
+  local want="$1" limit="${2:-15}" i=0
+  while [ "$i" -lt $((limit * 10)) ]; do
+    if pane | grep -qE -- "$want"; then return 0; fi
+    sleep 0.1
+    i=$((i + 1))
+  done
+  fail "waited ${limit}s for /$want/"
+}
+has() { pane | grep -qF -- "$1" || fail "the screen lacks \"$1\""; }
+lacks() { ! pane | grep -qF -- "$1" || fail "the screen shows \"$1\""; }
+# snap NAME: keep the pane (for the README's walk-through).
+snap() {
+  n=$((n + 1))
+  pane >"$panes/$(printf %02d "$n")-$1.txt"
+}
+keys() {
+  tmux -L "$sock" send-keys -t walk "$@"
+  sleep 0.15
+}
+
+echo "== tui-test: gate 1"
+wait_for "Gate 1 · scope & residency"
+has "all questions answered"
+has "✓ gate 1 passes"
+has "[1 scope]"
+snap gate1
+
+echo "== tui-test: gate 2"
+keys Enter
+wait_for "every check passes" 30
+has "Gate 2 · preconditions"
+has "0 failed"
+has "✓ source erp"
+snap gate2
+
+echo "== tui-test: gate 3"
+keys Enter
+wait_for "Base tables (" 30
+has "Gate 3 · data model"
+has "[3 model]"
+has "key (gauge_id)"
+snap gate3
+# An edit shows its diff; undo takes it back.
+keys Down
+keys p
+wait_for "Diff against platform.yaml:"
+has "~ gauge_calibrations partition: none → month(calibrated_on)"
+has "change(s), not approved"
+snap gate3-diff
+keys u
+wait_for "edits undone"
+lacks "Diff against platform.yaml:"
+# The marts with their grain and SUM-safe measures are further down.
+keys PageDown PageDown PageDown PageDown
+wait_for "SUM-safe"
+has "grain ("
+keys Enter
+wait_for "Gate 3 approved. Enter loads" 15
+grep -q "approved_by:" "$tmp/ws/demo/platform.yaml" || fail "no approval recorded in platform.yaml"
+
+echo "== tui-test: the run"
+keys Enter
+wait_for "balance per table" 60
+has "✓ run "
+snap run
+
+echo "== tui-test: gate 4"
+keys Enter
+wait_for "Gate 4 · reconciliation"
+has "rows loaded (=) and held back (!) per table"
+snap reconcile
+report="$(ls "$tmp"/ws/demo/reports/*/report.json | head -1)"
+[ -f "$report" ] || fail "no report.json"
+screen="$(pane)"
+# On screen, every table's row balances: read = loaded + held + skipped.
+rows=$(printf '%s\n' "$screen" | awk '
+  / ✓ yes / && $0 !~ /table/ {
+    i = ($1 == ">") ? 2 : 1
+    r = $(i+1); l = $(i+2); q = $(i+3); k = $(i+4)
+    gsub(",", "", r); gsub(",", "", l); gsub(",", "", q); gsub(",", "", k)
+    if (r + 0 != l + q + k) { print "unbalanced: " $0; bad = 1 }
+    n++
+  }
+  END { if (bad) exit 1; print n }') || fail "a table does not balance on screen: $rows"
+[ "$rows" -ge 6 ] || fail "the reconciliation shows $rows balanced table rows, want the demo's 6"
+if ! command -v python3 >/dev/null 2>&1; then
+  echo "!!! tui-test: python3 is missing: the check of the screen's numbers against report.json is SKIPPED"
+else
+# Every table's row shows the report's numbers.
+python3 - "$report" "$screen" <<'PY' || fail "the reconciliation table does not show report.json's numbers"
+import json, re, sys
+rep = json.load(open(sys.argv[1]))
+screen = sys.argv[2]
+def n(s): return int(s.replace(",", ""))
+bad = 0
+for t in rep["tables"]:
+    m = re.search(r"\s" + re.escape(t["name"]) + r"\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+✓ yes", screen)
+    if not m:
+        print("no row for", t["name"]); bad += 1; continue
+    read, loaded, held, skip = map(n, m.groups())
+    want = (t["rows_read"], t["rows_loaded"], t["rows_quarantined"], t["rows_skipped"])
+    if (read, loaded, held, skip) != want:
+        print(t["name"], "screen", (read, loaded, held, skip), "report", want); bad += 1
+    if read != loaded + held + skip:
+        print(t["name"], "does not balance on screen"); bad += 1
+sys.exit(1 if bad else 0)
+PY
+fi
+keys Enter
+wait_for "Control totals"
+has "Failed checks ("
+has "Sample rows, source | lake"
+snap reconcile-table
+
+echo "== tui-test: the exception browser"
+keys Enter
+wait_for "Lima exceptions"
+wait_re "exceptions matching table=[a-z_]+: [0-9]+"
+wait_re "^ +> +[0-9]+ "
+snap exceptions
+keys Escape
+wait_re "^ exceptions: [0-9]+"
+has "esc back to gate 4"
+snap exceptions-all
+keys Escape
+wait_for "Gate 4 · "
+keys Escape
+wait_for "Gate 4 · reconciliation"
+
+echo "== tui-test: gate 5"
+keys T
+wait_for "Gate 5 · teardown"
+wait_for "the blast radius"
+has "Type the prefix erp_quality"
+snap teardown
+keys -l "erp_quality"
+wait_for "✓ matches"
+keys Enter
+wait_for "removed" 30
+snap teardown-done
+keys Escape
+wait_for "Gate 4 · reconciliation"
+keys q
+wait_for "WIZARD EXITED 0"
+
+took=$(($(date +%s) - start))
+echo "tui-test: ok — every gate walked on the defaults in ${took}s ($n screens checked)"
+if [ -n "${TUI_TEST_PANES:-}" ]; then echo "tui-test: panes kept in $panes"; fi

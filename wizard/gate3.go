@@ -1,0 +1,757 @@
+package wizard
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/flow"
+	"github.com/lima-lake/lima/gates"
+	"github.com/lima-lake/lima/ui"
+)
+
+// Gate 3 is the data-model review: the model the plan holds (or, for a plan
+// without tables, the model gates.ProposeDataModel proposes) as a readable
+// plan in a scrollable view, edits of a column's type, the key and the
+// partition, the diff against what was loaded, and approve / reject. The
+// decisions and their evidence come from gates/; approval is recorded in
+// platform.yaml as `lima-tui approve --gate data-model` records it.
+
+type gate3State int
+
+const (
+	g3Loading gate3State = iota
+	g3Ready
+	g3Error
+	g3Saving
+)
+
+type gate3Mode int
+
+const (
+	g3Browse gate3Mode = iota
+	g3PickType
+	g3ConfirmReject
+)
+
+// gate3LoadedMsg carries the plan and its model's findings.
+type gate3LoadedMsg struct {
+	gen      int
+	p        *plan.Plan
+	findings []gates.Finding
+	proposal *gates.Proposal // non-nil when the tables were proposed now
+	err      error
+}
+
+// gate3SavedMsg reports an approval or a rejection written to platform.yaml.
+type gate3SavedMsg struct {
+	gen      int
+	p        *plan.Plan
+	approved bool
+	err      error
+}
+
+type gate3Keys struct {
+	Approve, Reject, Type, Key, Partition, Undo, Back, Up, Down, PgUp, PgDown ui.Binding
+}
+
+// gate3Item is a focusable line: a column of a base table.
+type gate3Item struct {
+	table string
+	col   int
+}
+
+// typeChoices are the column types the picker offers.
+var typeChoices = []string{"string", "int", "long", "double", "decimal(18,2)", "date", "timestamp", "timestamptz", "boolean"}
+
+// choices are the picker's types for the focused column: its own type
+// first when the list lacks it (a decimal of another precision).
+func (s *gate3Screen) choices() []string {
+	_, c, _ := s.focused()
+	if c == nil || c.Type == "" || slices.Contains(typeChoices, c.Type) {
+		return typeChoices
+	}
+	return append([]string{c.Type}, typeChoices...)
+}
+
+type gate3Screen struct {
+	theme    ui.Theme
+	w, h     int
+	keys     gate3Keys
+	state    gate3State
+	mode     gate3Mode
+	gen      int
+	base     *plan.Plan // as loaded (with the proposal applied)
+	work     *plan.Plan // the edited model
+	proposal *gates.Proposal
+	findings []gates.Finding
+	items    []gate3Item
+	cur, top int
+	follow   bool // keep the focused column in view on the next render
+	pick     int
+	msg      string
+	msgOK    bool
+	err      string
+}
+
+func newGate3(t ui.Theme) *gate3Screen {
+	nb := ui.NewBinding
+	return &gate3Screen{theme: t, keys: gate3Keys{
+		Approve:   nb("enter", "approve", "enter"),
+		Reject:    nb("x", "reject", "x"),
+		Type:      nb("t", "type", "t"),
+		Key:       nb("k", "key", "k"),
+		Partition: nb("p", "partition", "p"),
+		Undo:      nb("u", "undo", "u"),
+		Back:      nb("esc", "back", "esc", "shift+tab"),
+		Up:        nb("↑", "column", "up"),
+		Down:      nb("↓", "column", "down"),
+		PgUp:      nb("pgup", "page", "pgup"),
+		PgDown:    nb("pgdn", "page", "pgdown", "space"),
+	}}
+}
+
+func (s *gate3Screen) SetSize(w, h int) { s.w, s.h = w, h }
+
+// HelpText explains gate 3's keys on the help screen.
+func (s *gate3Screen) HelpText() []string {
+	return []string{
+		"t picks another type for the focused column; k puts it in or takes it out of the key;",
+		"p cycles its partition (month, day, year of a date; the value of others; none).",
+		"Edits show as a diff and stay in memory; enter writes them with the approval",
+		"(gates.data_model: who, when, plan hash). x rejects: the approval is removed.",
+	}
+}
+func (s *gate3Screen) Typing() bool { return false }
+
+// Start loads the plan (and proposes a model when it has no tables), in a Cmd.
+func (s *gate3Screen) Start(d Deps, ws flow.Workspace, planPath string, ctx context.Context) tea.Cmd {
+	s.gen++
+	gen := s.gen
+	s.state, s.mode, s.err, s.msg = g3Loading, g3Browse, "", ""
+	return func() tea.Msg {
+		p, err := plan.Load(planPath)
+		if err != nil {
+			return gate3LoadedMsg{gen: gen, err: err}
+		}
+		if len(p.Tables) == 0 {
+			pr, err := d.Propose(ctx, ws, p)
+			if err != nil {
+				return gate3LoadedMsg{gen: gen, err: err}
+			}
+			pr.Apply(p)
+			return gate3LoadedMsg{gen: gen, p: p, proposal: pr, findings: append(pr.Findings, gates.ValidateGrain(p)...)}
+		}
+		return gate3LoadedMsg{gen: gen, p: p, findings: gates.ValidateGrain(p)}
+	}
+}
+
+// clonePlan copies a plan through its YAML form.
+func clonePlan(p *plan.Plan) (*plan.Plan, error) {
+	b, err := p.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	return plan.Parse(b, "platform.yaml")
+}
+
+func (s *gate3Screen) setPlan(p *plan.Plan) {
+	s.base = p
+	w, err := clonePlan(p)
+	if err != nil {
+		s.state, s.err = g3Error, err.Error()
+		return
+	}
+	s.work = w
+	s.items = nil
+	for _, n := range w.TableNames() {
+		t := w.Tables[n]
+		if t.IsMart() {
+			continue
+		}
+		for i := range t.Columns {
+			s.items = append(s.items, gate3Item{table: n, col: i})
+		}
+	}
+	s.cur = min(s.cur, max(0, len(s.items)-1))
+}
+
+// changes is the diff of the edited model against the loaded one.
+func (s *gate3Screen) changes() []string {
+	if s.base == nil || s.work == nil {
+		return nil
+	}
+	return ModelDiff(s.base, s.work)
+}
+
+// ModelDiff lists what differs between two plans' models, one change a
+// line: column types, keys and partitions of the base tables, tables
+// added or removed; "" parts read as "none".
+func ModelDiff(a, b *plan.Plan) []string {
+	var out []string
+	none := func(s string) string {
+		if s == "" {
+			return "none"
+		}
+		return s
+	}
+	names := append(a.TableNames(), b.TableNames()...)
+	slices.Sort(names)
+	names = slices.Compact(names)
+	for _, n := range names {
+		ta, tb := a.Tables[n], b.Tables[n]
+		switch {
+		case ta == nil:
+			out = append(out, "+ table "+n)
+			continue
+		case tb == nil:
+			out = append(out, "- table "+n)
+			continue
+		}
+		for _, cb := range tb.Columns {
+			ca, ok := ta.Column(cb.Name)
+			if !ok {
+				out = append(out, fmt.Sprintf("+ %s.%s %s", n, cb.Name, cb.Type))
+			} else if ca.Type != cb.Type {
+				out = append(out, fmt.Sprintf("~ %s.%s type: %s → %s", n, cb.Name, none(ca.Type), none(cb.Type)))
+			}
+		}
+		for _, ca := range ta.Columns {
+			if _, ok := tb.Column(ca.Name); !ok {
+				out = append(out, fmt.Sprintf("- %s.%s", n, ca.Name))
+			}
+		}
+		if ka, kb := strings.Join(ta.Load.Keys, ", "), strings.Join(tb.Load.Keys, ", "); ka != kb {
+			out = append(out, fmt.Sprintf("~ %s key: %s → %s", n, none(ka), none(kb)))
+		}
+		if pa, pb := strings.Join(ta.Partition, ", "), strings.Join(tb.Partition, ", "); pa != pb {
+			out = append(out, fmt.Sprintf("~ %s partition: %s → %s", n, none(pa), none(pb)))
+		}
+	}
+	if len(out) == 0 && a.Hash() != b.Hash() {
+		out = append(out, "~ other fields of platform.yaml")
+	}
+	return out
+}
+
+// problems are the reasons the edited model cannot be approved: the plan
+// does not validate, or a mart's grain check fails.
+func (s *gate3Screen) problems() []string {
+	if s.work == nil {
+		return []string{"no model loaded"}
+	}
+	var out []string
+	if err := s.work.Validate(); err != nil {
+		for l := range strings.SplitSeq(err.Error(), "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				out = append(out, l)
+			}
+		}
+	}
+	for _, f := range gates.FailedFindings(gates.ValidateGrain(s.work)) {
+		out = append(out, f.Name+": "+f.Detail)
+	}
+	return out
+}
+
+func (s *gate3Screen) Keys() []ui.Binding {
+	k := s.keys
+	switch s.mode {
+	case g3PickType:
+		return []ui.Binding{ui.NewBinding("enter", "set the type", "enter"), ui.NewBinding("↑/↓", "choose", "up"), ui.NewBinding("esc", "cancel", "esc")}
+	case g3ConfirmReject:
+		return []ui.Binding{ui.NewBinding("y", "reject the model", "y"), ui.NewBinding("n/esc", "keep it", "n", "esc")}
+	}
+	switch s.state {
+	case g3Loading, g3Saving:
+		why := "the model is loading"
+		if s.state == g3Saving {
+			why = "saving"
+		}
+		for _, b := range []*ui.Binding{&k.Approve, &k.Reject, &k.Type, &k.Key, &k.Partition, &k.Undo} {
+			*b = b.Disable(why)
+		}
+	case g3Error:
+		for _, b := range []*ui.Binding{&k.Approve, &k.Reject, &k.Type, &k.Key, &k.Partition, &k.Undo} {
+			*b = b.Disable("the plan could not be read")
+		}
+	default:
+		if n := len(s.problems()); n > 0 {
+			k.Approve = k.Approve.Disable(fmt.Sprintf("%d problem(s): fix them first (u undoes the edits)", n))
+		}
+		if len(s.changes()) == 0 {
+			k.Undo = k.Undo.Disable("nothing edited")
+		}
+		if len(s.items) == 0 {
+			for _, b := range []*ui.Binding{&k.Type, &k.Key, &k.Partition} {
+				*b = b.Disable("no base table column")
+			}
+		}
+	}
+	return []ui.Binding{k.Approve, k.Type, k.Key, k.Partition, k.Undo, k.Reject, k.Back, k.Down}
+}
+
+func (s *gate3Screen) focused() (*plan.Table, *plan.Column, string) {
+	if s.work == nil || s.cur >= len(s.items) {
+		return nil, nil, ""
+	}
+	it := s.items[s.cur]
+	t := s.work.Tables[it.table]
+	return t, &t.Columns[it.col], it.table
+}
+
+// Update handles gate 3's messages and keys.
+func (s *gate3Screen) Update(msg tea.Msg, by string, now func() time.Time, planPath string) (tea.Cmd, nav) {
+	switch msg := msg.(type) {
+	case gate3LoadedMsg:
+		if msg.gen != s.gen {
+			return nil, navStay
+		}
+		if msg.err != nil {
+			s.state, s.err = g3Error, msg.err.Error()
+			return nil, navStay
+		}
+		s.state, s.proposal, s.findings, s.cur, s.top, s.follow = g3Ready, msg.proposal, msg.findings, 0, 0, true
+		s.setPlan(msg.p)
+		return nil, navStay
+	case gate3SavedMsg:
+		if msg.gen != s.gen {
+			return nil, navStay
+		}
+		s.state = g3Ready
+		if msg.err != nil {
+			s.msg, s.msgOK = "not saved: "+msg.err.Error(), false
+			return nil, navStay
+		}
+		s.proposal = nil
+		s.setPlan(msg.p)
+		s.findings = gates.ValidateGrain(msg.p)
+		if msg.approved {
+			s.msg, s.msgOK = "data model approved and recorded in platform.yaml", true
+			return nil, navNext
+		}
+		s.msg, s.msgOK = "rejected: no approval is recorded, so nothing runs until a model is approved (edit here, or edit platform.yaml and come back)", false
+		return nil, navStay
+	case tea.KeyPressMsg:
+		return s.key(msg, by, now, planPath)
+	}
+	return nil, navStay
+}
+
+func (s *gate3Screen) key(msg tea.KeyPressMsg, by string, now func() time.Time, planPath string) (tea.Cmd, nav) {
+	k := s.Keys()
+	switch s.mode {
+	case g3PickType:
+		switch msg.String() {
+		case "up", "k":
+			s.pick = max(0, s.pick-1)
+		case "down", "j":
+			s.pick = min(len(s.choices())-1, s.pick+1)
+		case "enter":
+			_, c, tn := s.focused()
+			if ch := s.choices(); c != nil && c.Type != ch[s.pick] {
+				c.Type = ch[s.pick]
+				s.edited(fmt.Sprintf("%s.%s is now %s", tn, c.Name, c.Type))
+			}
+			s.mode = g3Browse
+		case "esc":
+			s.mode = g3Browse
+		}
+		return nil, navStay
+	case g3ConfirmReject:
+		switch msg.String() {
+		case "y", "Y":
+			s.mode, s.state = g3Browse, g3Saving
+			return s.save(false, by, now, planPath), navStay
+		default:
+			s.mode, s.msg, s.msgOK = g3Browse, "kept: nothing was changed", false
+		}
+		return nil, navStay
+	}
+	if !s.keys.Back.Pressed(msg) && (s.state != g3Ready) {
+		return nil, navStay
+	}
+	s.err = ""
+	switch {
+	case s.keys.Back.Pressed(msg):
+		return nil, navBack
+	case s.keys.Approve.Pressed(msg):
+		if !k[0].Enabled() {
+			s.msg, s.msgOK = "cannot approve: "+strings.Join(s.problems(), "; "), false
+			return nil, navStay
+		}
+		s.state = g3Saving
+		return s.save(true, by, now, planPath), navStay
+	case s.keys.Reject.Pressed(msg):
+		s.mode = g3ConfirmReject
+	case s.keys.Up.Pressed(msg):
+		s.move(-1)
+	case s.keys.Down.Pressed(msg) || msg.String() == "j":
+		s.move(1)
+	case s.keys.PgUp.Pressed(msg):
+		s.move(-max(1, s.room()/2))
+	case s.keys.PgDown.Pressed(msg):
+		s.move(max(1, s.room()/2))
+	case s.keys.Type.Pressed(msg) && k[1].Enabled():
+		_, c, _ := s.focused()
+		s.mode, s.pick = g3PickType, 0
+		if i := slices.Index(s.choices(), c.Type); i >= 0 {
+			s.pick = i
+		}
+	case s.keys.Key.Pressed(msg) && k[2].Enabled():
+		t, c, tn := s.focused()
+		if i := slices.Index(t.Load.Keys, c.Name); i >= 0 {
+			t.Load.Keys = slices.Delete(t.Load.Keys, i, i+1)
+			s.edited(fmt.Sprintf("%s: %s is no longer part of the key", tn, c.Name))
+		} else {
+			t.Load.Keys = append(t.Load.Keys, c.Name)
+			s.edited(fmt.Sprintf("%s: key is now (%s)", tn, strings.Join(t.Load.Keys, ", ")))
+		}
+	case s.keys.Partition.Pressed(msg) && k[3].Enabled():
+		t, c, tn := s.focused()
+		opts := partitionChoices(c)
+		cur := strings.Join(t.Partition, ", ")
+		next := opts[0]
+		if i := slices.Index(opts, cur); i >= 0 {
+			next = opts[(i+1)%len(opts)]
+		}
+		t.Partition = nil
+		if next != "" {
+			t.Partition = []string{next}
+		}
+		s.edited(fmt.Sprintf("%s: partition %s", tn, orNone(next)))
+	case s.keys.Undo.Pressed(msg) && k[4].Enabled():
+		s.setPlan(s.base)
+		s.msg, s.msgOK = "edits undone: the model is as loaded", true
+	}
+	return nil, navStay
+}
+
+// partitionChoices are what p cycles through for a column: by month, day
+// or year of a date or timestamp, by value for other columns, and none.
+func partitionChoices(c *plan.Column) []string {
+	t, _ := c.ParsedType()
+	if t.IsTemporal() {
+		return []string{"month(" + c.Name + ")", "day(" + c.Name + ")", "year(" + c.Name + ")", ""}
+	}
+	return []string{c.Name, ""}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func (s *gate3Screen) edited(what string) {
+	s.msg, s.msgOK = what+" (not saved until you approve)", true
+	if p := s.problems(); len(p) > 0 {
+		s.msg, s.msgOK = what+" — but: "+p[0], false
+	}
+}
+
+func (s *gate3Screen) move(d int) {
+	next := max(0, min(len(s.items)-1, s.cur+d))
+	if len(s.items) == 0 || next == s.cur {
+		// Past the first or last column the view scrolls on (to the
+		// marts, joins and findings).
+		s.top = max(0, s.top+d)
+		return
+	}
+	s.cur, s.follow = next, true
+}
+
+// save records the approval (or clears it, for a rejection) in
+// platform.yaml, in a Cmd. Approval writes the edited model with
+// gates.data_model {approved_by, approved_at, plan_hash}, as
+// `lima-tui approve --gate data-model` does.
+func (s *gate3Screen) save(approve bool, by string, now func() time.Time, planPath string) tea.Cmd {
+	gen := s.gen
+	work, err := clonePlan(s.work)
+	if !approve {
+		work, err = clonePlan(s.base)
+	}
+	proposal := s.proposal
+	if err != nil {
+		return func() tea.Msg { return gate3SavedMsg{gen: gen, err: err} }
+	}
+	ts := now().UTC().Format(time.RFC3339)
+	return func() tea.Msg {
+		if proposal != nil {
+			for _, q := range proposal.Issues {
+				if _, ok := work.Tables[q.Table]; ok && !slices.Contains(work.DataQualityIssues, q) {
+					work.DataQualityIssues = append(work.DataQualityIssues, q)
+				}
+			}
+		}
+		if approve {
+			work.Gates.DataModel = &plan.Approval{ApprovedBy: by, ApprovedAt: ts, PlanHash: work.Hash()}
+		} else {
+			work.Gates.DataModel = nil
+		}
+		work.Platform.Updated = ts
+		if err := work.Validate(); err != nil {
+			return gate3SavedMsg{gen: gen, err: err}
+		}
+		if err := work.Write(planPath); err != nil {
+			return gate3SavedMsg{gen: gen, err: err}
+		}
+		return gate3SavedMsg{gen: gen, p: work, approved: approve}
+	}
+}
+
+// room is the height of the scrolling model view.
+func (s *gate3Screen) room() int {
+	return max(3, s.h-4-min(len(s.changes()), 5)-boolInt(len(s.changes()) > 0))
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// modelLines renders the model: base tables, marts, joins, findings; the
+// index of the line of each focusable item.
+func (s *gate3Screen) modelLines() ([]string, []int) {
+	t := s.theme
+	p := s.work
+	var lines []string
+	at := make([]int, len(s.items))
+	item := 0
+	add := func(l ...string) { lines = append(lines, l...) }
+	var bases, marts []string
+	for _, n := range p.TableNames() {
+		if p.Tables[n].IsMart() {
+			marts = append(marts, n)
+		} else {
+			bases = append(bases, n)
+		}
+	}
+	nw := 10
+	for _, it := range s.items {
+		nw = max(nw, ui.Width(ui.Sanitize(p.Tables[it.table].Columns[it.col].Name)))
+	}
+	nw = min(nw, 24)
+	add(t.Title.Render(fmt.Sprintf("Base tables (%d)", len(bases))))
+	for _, n := range bases {
+		tb := p.Tables[n]
+		src := ""
+		if tb.Source != nil {
+			what := strings.Join(tb.Source.Files, ", ")
+			if tb.Source.Table != "" {
+				what = tb.Source.Table
+			}
+			src = " ← " + tb.Source.Name + ": " + what
+		}
+		add(t.Text.Bold(true).Render(ui.Sanitize(n)) + t.Muted.Render(ui.Sanitize(src)))
+		facts := []string{"key (" + orNone(strings.Join(tb.Load.Keys, ", ")) + ")", "partition " + orNone(strings.Join(tb.Partition, ", ")), tb.Mode()}
+		add("  " + t.Muted.Render(ui.Sanitize(strings.Join(facts, " · "))))
+		for _, c := range tb.Columns {
+			marker := t.Blank
+			if item == s.cur {
+				marker = t.FocusMarker
+			}
+			at[item] = len(lines)
+			item++
+			name := ui.Fit(ui.Sanitize(c.Name), nw)
+			name += strings.Repeat(" ", max(0, nw-ui.Width(name)))
+			var notes []string
+			if tb.IsKey(c.Name) {
+				notes = append(notes, "key")
+			}
+			if c.Required && !tb.IsKey(c.Name) {
+				notes = append(notes, "required")
+			}
+			for _, pf := range tb.Partition {
+				if strings.Contains(pf, "("+c.Name+")") || pf == c.Name {
+					notes = append(notes, "partition "+pf)
+				}
+			}
+			if c.SourceName != "" {
+				notes = append(notes, "from "+c.SourceName)
+			}
+			if len(c.Formats) > 0 {
+				notes = append(notes, strings.Join(c.Formats, " | "))
+			}
+			if len(c.Normalize) > 0 {
+				notes = append(notes, strings.Join(c.Normalize, ", "))
+			}
+			if c.Sensitive {
+				notes = append(notes, "sensitive")
+			}
+			typ := fmt.Sprintf("%-14s", ui.Sanitize(orNone(c.Type)))
+			if ca := s.baseColumn(n, c.Name); ca != nil && ca.Type != c.Type {
+				typ = fmt.Sprintf("%-14s", ui.Sanitize(c.Type)+"*")
+			}
+			line := fmt.Sprintf("%s %s %s %s", marker, name, typ, t.Muted.Render(ui.Sanitize(strings.Join(notes, " · "))))
+			if item-1 == s.cur {
+				line = fmt.Sprintf("%s %s %s %s", marker, t.Focus.Render(name), t.Focus.Render(typ), t.Muted.Render(ui.Sanitize(strings.Join(notes, " · "))))
+			}
+			add(ui.Fit(line, s.w))
+		}
+	}
+	add("", t.Title.Render(fmt.Sprintf("Marts (%d)", len(marts))))
+	if len(marts) == 0 {
+		add(t.Muted.Render("  none"))
+	}
+	for _, n := range marts {
+		tb := p.Tables[n]
+		add(t.Text.Bold(true).Render(ui.Sanitize(n)) + t.Muted.Render(ui.Sanitize(" ← "+strings.Join(tb.From, ", "))))
+		add("  grain (" + ui.Sanitize(strings.Join(tb.Grain, ", ")) + ")")
+		for _, m := range tb.Measures {
+			what := m.Agg + "(*)"
+			if m.Column != "" {
+				what = m.Agg + "(" + m.Column + ")"
+			}
+			safe := t.Muted.Render("not SUM-safe: re-aggregate with care")
+			if slices.Contains(tb.SumSafeColumns, m.Name) {
+				safe = t.OK.Render(ui.StatusOK.Glyph()) + " SUM-safe"
+			}
+			add(ui.Fit(fmt.Sprintf("  %-22s %-28s %s", ui.Sanitize(m.Name), ui.Sanitize(what), safe), s.w))
+		}
+	}
+	var joins []string
+	for _, n := range bases {
+		for _, j := range p.Tables[n].JoinKeys {
+			joins = append(joins, "  "+ui.Sanitize(n+"."+j.Column+" → "+j.References))
+		}
+	}
+	for _, n := range marts {
+		for _, j := range p.Tables[n].Joins {
+			joins = append(joins, "  "+ui.Sanitize(n+": "+j.Column+" → "+j.References))
+		}
+	}
+	add("", t.Title.Render(fmt.Sprintf("Joins (%d)", len(joins))))
+	if len(joins) == 0 {
+		add(t.Muted.Render("  none"))
+	}
+	add(joins...)
+	if len(s.findings) > 0 {
+		add("", t.Title.Render("Findings"))
+		for _, f := range s.findings {
+			add(findingLines(t, f, s.w)...)
+		}
+	}
+	return lines, at
+}
+
+func (s *gate3Screen) baseColumn(table, col string) *plan.Column {
+	if s.base == nil || s.base.Tables[table] == nil {
+		return nil
+	}
+	c, _ := s.base.Tables[table].Column(col)
+	return c
+}
+
+func (s *gate3Screen) Render() string {
+	t := s.theme
+	head := t.Title.Render("Gate 3 · data model")
+	switch s.state {
+	case g3Loading:
+		return head + "\n\n" + t.Muted.Render("reading the plan and profiling the sources…")
+	case g3Error:
+		return head + "\n\n" + strings.Join(ui.Wrap(t.Failed.Render(ui.StatusFailed.Glyph())+" cannot read the plan: "+ui.Sanitize(s.err), s.w, "    "), "\n") +
+			"\n    fix: correct platform.yaml (lima-tui check shows the line), then esc and enter again"
+	}
+	status := t.Warn.Render(ui.StatusWarn.Glyph()) + " not approved"
+	if s.proposal != nil {
+		status = t.Warn.Render(ui.StatusWarn.Glyph()) + " proposed now, not approved"
+	} else if s.base.ModelApproved() {
+		a := s.base.Gates.DataModel
+		status = t.OK.Render(ui.StatusOK.Glyph()) + " approved by " + ui.Sanitize(a.ApprovedBy) + fmt.Sprintf(" (hash %.8s)", a.PlanHash)
+	}
+	ch := s.changes()
+	if len(ch) > 0 {
+		status = t.Warn.Render(ui.StatusWarn.Glyph()) + fmt.Sprintf(" %d change(s), not approved", len(ch))
+	}
+	var out []string
+	out = append(out, ui.Fit(head+"  "+status, s.w))
+	if len(ch) > 0 {
+		out = append(out, t.Muted.Render("Diff against platform.yaml:"))
+		for i, c := range ch {
+			if i == 4 && len(ch) > 5 {
+				out = append(out, t.Muted.Render(fmt.Sprintf("  … %d more", len(ch)-4)))
+				break
+			}
+			out = append(out, ui.Fit("  "+ui.Sanitize(c), s.w))
+		}
+	}
+	lines, at := s.modelLines()
+	room := s.room()
+	if s.mode == g3PickType {
+		room = max(3, room-len(s.choices())-1)
+	}
+	// Keep the focused column visible, with a line of context.
+	if len(at) > 0 && s.follow {
+		s.follow = false
+		y := at[s.cur]
+		if y < s.top+1 {
+			s.top = max(0, y-1)
+		}
+		if y >= s.top+room-1 {
+			s.top = y - room + 2
+		}
+	}
+	s.top = max(0, min(s.top, len(lines)-room))
+	out = append(out, "")
+	view := lines[s.top:min(len(lines), s.top+room)]
+	out = append(out, view...)
+	if rest := len(lines) - s.top - len(view); rest > 0 {
+		out[len(out)-1] = t.Muted.Render(fmt.Sprintf("… %d more line(s): ↓ or pgdn scrolls", rest+1))
+	}
+	if s.mode == g3PickType {
+		_, c, tn := s.focused()
+		out = append(out, t.Key.Render(ui.Sanitize(fmt.Sprintf("type of %s.%s:", tn, c.Name))))
+		for i, ty := range s.choices() {
+			marker := t.Blank
+			if i == s.pick {
+				marker = t.FocusMarker
+			}
+			out = append(out, marker+" "+ty)
+		}
+	}
+	for len(out) < s.h-1 {
+		out = append(out, "")
+	}
+	switch {
+	case s.mode == g3ConfirmReject:
+		out = append(out, t.Warn.Render(ui.StatusWarn.Glyph()+" Reject the data model? y removes its approval (nothing runs until one is recorded), n keeps it."))
+	case s.state == g3Saving:
+		out = append(out, t.Muted.Render("saving platform.yaml…"))
+	case s.msg != "" && s.msgOK:
+		out = append(out, ui.Fit(t.OK.Render(ui.StatusOK.Glyph())+" "+ui.Sanitize(s.msg), s.w))
+	case s.msg != "":
+		out = append(out, ui.Fit(t.Warn.Render(ui.StatusWarn.Glyph())+" "+ui.Sanitize(s.msg), s.w))
+	default:
+		hint := "enter approves this model and records it in platform.yaml; ↑/↓ picks a column to edit"
+		if p := s.problems(); len(p) > 0 {
+			hint = ui.StatusFailed.Glyph() + " cannot approve yet: " + p[0]
+		}
+		out = append(out, ui.Fit(t.Muted.Render(ui.Sanitize(hint)), s.w))
+	}
+	return strings.Join(out, "\n")
+}
+
+// ModelText is gate 3's model as plain text of the given width (base
+// tables, marts, joins), without focus or colour: what accessible mode
+// prints.
+func ModelText(p *plan.Plan, width int) string {
+	s := newGate3(ui.MustTheme(ui.ThemeMono))
+	s.w = width
+	s.setPlan(p)
+	s.cur = -1
+	lines, _ := s.modelLines()
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(ansi.Strip(l), " ")
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,436 @@
+package wizard
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/lima-lake/lima/engine/ledger"
+	"github.com/lima-lake/lima/gates"
+	"github.com/lima-lake/lima/reports"
+	"github.com/lima-lake/lima/ui"
+)
+
+// The reconciliation browser shows gate 4 as the run produced it (the
+// run's report): per table the counts, the control totals with their
+// variance and the checks, and a bar chart of the rows loaded and held
+// back. Enter drills into a table: its failed checks first, the control
+// totals, the sample rows side by side (source, lake) and its exceptions
+// by rule and owner, counted by the ledger.
+
+// reconCountsMsg carries one table's exceptions by rule and owner.
+type reconCountsMsg struct {
+	table          string
+	byRule, byOwer map[string]int64
+	err            error
+}
+
+type reconKeys struct {
+	Drill, Exceptions, Teardown, Back, Up, Down ui.Binding
+}
+
+type reconScreen struct {
+	theme  ui.Theme
+	w, h   int
+	keys   reconKeys
+	report *reports.Report
+	cur    int
+	drill  bool
+	top    int // scroll of the drill view
+	counts map[string]reconCountsMsg
+	// tornDown: gate 5 removed the lake after this run.
+	tornDown bool
+}
+
+func newRecon(t ui.Theme) *reconScreen {
+	nb := ui.NewBinding
+	return &reconScreen{theme: t, counts: map[string]reconCountsMsg{}, keys: reconKeys{
+		Drill:      nb("enter", "open table", "enter"),
+		Exceptions: nb("e", "exceptions", "e"),
+		Teardown:   nb("T", "teardown", "T"),
+		Back:       nb("esc", "back", "esc", "shift+tab"),
+		Up:         nb("↑/k", "move", "up", "k"),
+		Down:       nb("↓/j", "move", "down", "j"),
+	}}
+}
+
+func (s *reconScreen) SetSize(w, h int) { s.w, s.h = w, h }
+func (s *reconScreen) Typing() bool     { return false }
+
+// Show sets the run's report.
+func (s *reconScreen) Show(r *reports.Report) {
+	s.report, s.cur, s.drill, s.top, s.tornDown = r, 0, false, 0, false
+	s.counts = map[string]reconCountsMsg{}
+}
+
+func (s *reconScreen) table() (reports.TableReport, bool) {
+	if s.report == nil || s.cur >= len(s.report.Tables) {
+		return reports.TableReport{}, false
+	}
+	return s.report.Tables[s.cur], true
+}
+
+func (s *reconScreen) Keys() []ui.Binding {
+	k := s.keys
+	if s.drill {
+		k.Back = ui.NewBinding("esc", "back", "esc", "shift+tab")
+		k.Drill = ui.NewBinding("enter", "its exceptions", "enter")
+		if s.tornDown {
+			k.Drill = k.Drill.Disable("torn down: the ledger is gone")
+		}
+		k.Up, k.Down = ui.NewBinding("↑/k", "scroll", "up", "k"), ui.NewBinding("↓/j", "scroll", "down", "j")
+		return []ui.Binding{k.Drill, k.Back, k.Down, k.Teardown}
+	}
+	if s.tornDown {
+		k.Exceptions = k.Exceptions.Disable("torn down: the ledger is gone")
+	}
+	if s.report == nil || len(s.report.Tables) == 0 {
+		k.Drill = k.Drill.Disable("no table in this run")
+	}
+	return []ui.Binding{k.Drill, k.Exceptions, k.Down, k.Teardown, k.Back}
+}
+
+// countsCmd asks the ledger for the table's exceptions of this load.
+func countsCmd(ctx context.Context, st ledger.Store, tr reports.TableReport) tea.Cmd {
+	if st == nil {
+		return nil
+	}
+	f := ledger.Filter{Table: tr.Name, LoadID: tr.LoadID}
+	return func() tea.Msg {
+		m := reconCountsMsg{table: tr.Name}
+		m.byRule, m.err = st.CountBy(ctx, f, ledger.ByRule)
+		if m.err == nil {
+			m.byOwer, m.err = st.CountBy(ctx, f, ledger.ByOwner)
+		}
+		return m
+	}
+}
+
+// reconNav is what the root does after a key.
+type reconNav int
+
+const (
+	reconStay reconNav = iota
+	reconBack
+	reconExceptions // all exceptions
+	reconTableExceptions
+	reconTeardown
+)
+
+// Update handles the browser's messages and keys.
+func (s *reconScreen) Update(msg tea.Msg, ctx context.Context, st ledger.Store) (tea.Cmd, reconNav) {
+	switch msg := msg.(type) {
+	case reconCountsMsg:
+		s.counts[msg.table] = msg
+	case tea.KeyPressMsg:
+		k := s.Keys()
+		switch {
+		case s.keys.Teardown.Pressed(msg):
+			return nil, reconTeardown
+		case s.drill:
+			switch {
+			case k[0].Matches(msg):
+				return nil, reconTableExceptions
+			case s.keys.Back.Pressed(msg):
+				s.drill = false
+			case s.keys.Up.Pressed(msg):
+				s.top = max(0, s.top-1)
+			case s.keys.Down.Pressed(msg):
+				s.top++
+			case msg.String() == "pgdown" || msg.String() == "space":
+				s.top += max(1, s.h/2)
+			case msg.String() == "pgup":
+				s.top = max(0, s.top-max(1, s.h/2))
+			}
+		case k[0].Matches(msg):
+			s.drill, s.top = true, 0
+			if tr, ok := s.table(); ok && !s.tornDown {
+				if _, done := s.counts[tr.Name]; !done {
+					return countsCmd(ctx, st, tr), reconStay
+				}
+			}
+		case k[1].Matches(msg):
+			return nil, reconExceptions
+		case s.keys.Back.Pressed(msg):
+			return nil, reconBack
+		case s.keys.Up.Pressed(msg):
+			s.cur = max(0, s.cur-1)
+		case s.keys.Down.Pressed(msg):
+			if s.report != nil {
+				s.cur = min(len(s.report.Tables)-1, s.cur+1)
+			}
+		}
+	}
+	return nil, reconStay
+}
+
+func gateGlyph(t ui.Theme, status string) string {
+	return t.Status(statusOf(status))
+}
+
+func (s *reconScreen) Render() string {
+	if s.report == nil {
+		return s.theme.Title.Render("Gate 4 · reconciliation") + "\n\n" + s.theme.Muted.Render("no run yet: the reconciliation shows after a run")
+	}
+	if s.drill {
+		return s.renderDrill()
+	}
+	return s.renderList()
+}
+
+func (s *reconScreen) renderList() string {
+	t := s.theme
+	r := s.report
+	var out []string
+	add := func(l ...string) { out = append(out, l...) }
+	verdict := t.OK.Render(ui.StatusOK.Glyph()) + " every table reconciles"
+	switch r.Status {
+	case reports.StatusReconciliationFailed:
+		verdict = t.Failed.Render(ui.StatusFailed.Glyph()) + " loaded, but gate 4 failed"
+	case reports.StatusFailed:
+		verdict = t.Failed.Render(ui.StatusFailed.Glyph()) + " the run failed"
+	}
+	add(ui.Fit(t.Title.Render("Gate 4 · reconciliation")+"  "+t.Muted.Render("run "+ui.Sanitize(r.RunID))+"  "+verdict, s.w))
+	if s.tornDown {
+		add(ui.Fit(t.Warn.Render(ui.StatusWarn.Glyph())+" torn down since (gate 5): these tables and their exceptions are gone", s.w))
+	}
+	add("")
+	nw := 8
+	for _, tr := range r.Tables {
+		nw = max(nw, ui.Width(ui.Sanitize(tr.Name)))
+	}
+	nw = min(nw, max(8, s.w-62))
+	add(t.Muted.Render(ui.Fit(fmt.Sprintf("  %-*s %8s %8s %6s %6s  %-8s %-8s %s", nw, "table", "read", "loaded", "held", "skip", "balance", "totals", "checks"), s.w)))
+	// With more tables than fit, the table and the chart show a window
+	// of them around the focused one.
+	lo, hi := s.window(len(r.Tables))
+	if lo > 0 {
+		add(t.Muted.Render(fmt.Sprintf("  … %d table(s) above", lo)))
+	}
+	for i := lo; i < hi; i++ {
+		tr := r.Tables[i]
+		marker := t.Blank
+		if i == s.cur {
+			marker = t.FocusMarker
+		}
+		bal := ui.StatusOK.Glyph() + " yes"
+		if !tr.Balanced {
+			bal = ui.StatusFailed.Glyph() + " NO"
+		}
+		bal = padTo(bal, 8)
+		exact, off := 0, 0
+		for _, ct := range tr.ControlTotals {
+			if ct.Variance == "" || ct.Variance == "0" || strings.Trim(ct.Variance, "0.") == "" {
+				exact++
+			} else {
+				off++
+			}
+		}
+		totals := fmt.Sprintf("%d match", exact)
+		if off > 0 {
+			totals = fmt.Sprintf("%d off", off)
+		}
+		if len(tr.ControlTotals) == 0 {
+			totals = "–"
+		}
+		pass, fail := 0, 0
+		for _, c := range tr.Checks {
+			switch c.Status {
+			case gates.Pass:
+				pass++
+			case gates.Fail:
+				fail++
+			}
+		}
+		checks := fmt.Sprintf("%s %d/%d", gateGlyph(t, tr.Reconciliation), pass, pass+fail)
+		if fail > 0 {
+			checks += fmt.Sprintf(" (%d failed)", fail)
+		}
+		name := ui.Fit(ui.Sanitize(tr.Name), nw)
+		name += strings.Repeat(" ", max(0, nw-ui.Width(name)))
+		if i == s.cur {
+			name = t.Focus.Render(name)
+		}
+		add(ui.Fit(fmt.Sprintf("%s %s %8s %8s %6s %6s  %s %-8s %s", marker, name, ui.Count(tr.RowsRead), ui.Count(tr.RowsLoaded),
+			ui.Count(tr.RowsQuarantined), ui.Count(tr.RowsSkipped), bal, totals, checks), s.w))
+	}
+	if hi < len(r.Tables) {
+		add(t.Muted.Render(fmt.Sprintf("  … %d table(s) below: ↓ moves", len(r.Tables)-hi)))
+	}
+	for _, m := range r.Marts {
+		add(ui.Fit(fmt.Sprintf("%s mart %s → %s: %s, %s rows from %s fact rows", gateGlyph(t, m.Reconciliation), ui.Sanitize(m.Name),
+			ui.Sanitize(m.Table), ui.Sanitize(m.Status), ui.Count(m.Rows), ui.Count(m.FactRows)), s.w))
+	}
+	// The bar chart: loaded (=) and held back (!) per table, to scale.
+	add("", t.Muted.Render("rows loaded (=) and held back (!) per table"))
+	var most int64 = 1
+	for _, tr := range r.Tables {
+		most = max(most, tr.RowsLoaded+tr.RowsQuarantined)
+	}
+	bw := max(10, min(40, s.w-nw-30))
+	for _, tr := range r.Tables[lo:hi] {
+		l := int(math.Round(float64(tr.RowsLoaded) / float64(most) * float64(bw)))
+		q := int(math.Ceil(float64(tr.RowsQuarantined) / float64(most) * float64(bw)))
+		name := ui.Fit(ui.Sanitize(tr.Name), nw)
+		name += strings.Repeat(" ", max(0, nw-ui.Width(name)))
+		bar := strings.Repeat("=", l) + t.Warn.Render(strings.Repeat("!", q)) + strings.Repeat(" ", max(0, bw-l-q))
+		add(ui.Fit(fmt.Sprintf("  %s %s %s loaded · %s held", name, bar, ui.Count(tr.RowsLoaded), ui.Count(tr.RowsQuarantined)), s.w))
+	}
+	if n := r.Exceptions.Total; n > 0 {
+		add("", ui.Fit(t.Warn.Render(ui.StatusWarn.Glyph())+fmt.Sprintf(" %s row(s) held back as exceptions — owners: %s; e opens the exception browser",
+			ui.Count(n), ui.Sanitize(countList(r.Exceptions.ByOwner))), s.w))
+	}
+	return strings.Join(out, "\n")
+}
+
+// window is the range of tables shown: all when they fit (the table and
+// the chart take a line per table each, around 10 lines of frame), else
+// a window around the focused table.
+func (s *reconScreen) window(n int) (int, int) {
+	room := max(2, (s.h-10-len(s.report.Marts))/2)
+	if n <= room {
+		return 0, n
+	}
+	room = max(1, room-1) // a "… more" line
+	lo := max(0, min(s.cur-room/2, n-room))
+	return lo, lo + room
+}
+
+// countList renders counts as "a 3, b 1", largest first.
+func countList(m map[string]int64) string {
+	keys := slices.Collect(maps.Keys(m))
+	slices.SortFunc(keys, func(a, b string) int {
+		if m[a] != m[b] {
+			if m[a] > m[b] {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		name := k
+		if name == "" {
+			name = "(no owner)"
+		}
+		parts[i] = fmt.Sprintf("%s %s", name, ui.Count(m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (s *reconScreen) renderDrill() string {
+	t := s.theme
+	tr, _ := s.table()
+	var lines []string
+	add := func(l ...string) { lines = append(lines, l...) }
+	head := ui.Fit(t.Title.Render("Gate 4 · "+ui.Sanitize(tr.Name))+"  "+gateGlyph(t, tr.Reconciliation)+" "+ui.Sanitize(tr.Reconciliation)+
+		t.Muted.Render(fmt.Sprintf("  snapshot %d · %s", tr.SnapshotID, ui.Sanitize(tr.Status))), s.w)
+	rel := "="
+	if !tr.Balanced {
+		rel = "≠"
+	}
+	add(fmt.Sprintf("read %s %s loaded %s + held back %s + skipped %s", ui.Count(tr.RowsRead), rel, ui.Count(tr.RowsLoaded), ui.Count(tr.RowsQuarantined), ui.Count(tr.RowsSkipped)))
+
+	var failed, rest []gates.Finding
+	for _, c := range tr.Checks {
+		if c.Status == gates.Fail {
+			failed = append(failed, c)
+		} else {
+			rest = append(rest, c)
+		}
+	}
+	add("", t.Title.Render(fmt.Sprintf("Failed checks (%d)", len(failed))))
+	if len(failed) == 0 {
+		add(t.OK.Render(ui.StatusOK.Glyph()) + " none")
+	}
+	for _, f := range failed {
+		add(findingLines(t, f, s.w)...)
+	}
+
+	add("", t.Title.Render("Control totals"))
+	if len(tr.ControlTotals) == 0 {
+		add(t.Muted.Render("  none (no integer or decimal column to sum)"))
+	} else {
+		add(t.Muted.Render(ui.Fit(fmt.Sprintf("  %-20s %18s %18s %12s", "column", "source", "lake", "variance"), s.w)))
+		for _, c := range slices.Sorted(maps.Keys(tr.ControlTotals)) {
+			ct := tr.ControlTotals[c]
+			g := ui.StatusOK
+			if ct.Variance != "" && strings.Trim(ct.Variance, "0.") != "" {
+				g = ui.StatusFailed
+			}
+			kind := "exact"
+			if !ct.Exact {
+				kind = "tolerance"
+			}
+			add(ui.Fit(fmt.Sprintf("%s %-20s %18s %18s %12s  %s", t.Status(g), ui.Sanitize(c), ui.Sanitize(ct.Source), ui.Sanitize(ct.Target), ui.Sanitize(orZero(ct.Variance)), kind), s.w))
+		}
+	}
+
+	add("", t.Title.Render("Exceptions of this load"))
+	c, ok := s.counts[tr.Name]
+	switch {
+	case tr.RowsQuarantined == 0 && (!ok || len(c.byRule) == 0):
+		add(t.OK.Render(ui.StatusOK.Glyph()) + " none held back")
+	case !ok:
+		add(t.Muted.Render("  counting in the ledger…"))
+	case c.err != nil:
+		add(t.Failed.Render(ui.StatusFailed.Glyph()) + " " + ui.Sanitize(c.err.Error()))
+	default:
+		add(ui.Fit("  by rule:  "+ui.Sanitize(countList(c.byRule)), s.w))
+		add(ui.Fit("  by owner: "+ui.Sanitize(countList(c.byOwer)), s.w))
+		add(t.Muted.Render("  enter opens them in the exception browser"))
+	}
+
+	add("", t.Title.Render(fmt.Sprintf("Sample rows, source | lake (%d)", len(tr.Samples))))
+	if len(tr.Samples) == 0 {
+		add(t.Muted.Render("  none for this table (nothing loaded in this run)"))
+	}
+	half := max(10, (s.w-26)/2)
+	for _, sp := range tr.Samples {
+		g := ui.StatusOK
+		if !sp.Match {
+			g = ui.StatusFailed
+		}
+		add(ui.Fit(t.Status(g)+" "+t.Text.Bold(true).Render(ui.Sanitize(sp.Locator)), s.w))
+		for _, c := range slices.Sorted(maps.Keys(sp.Source)) {
+			src, lake := sp.Source[c], sp.Lake[c]
+			mark := " "
+			if sp.Lake != nil && src != lake {
+				mark = ui.StatusFailed.Glyph()
+			}
+			add(ui.Fit(fmt.Sprintf("  %s %-20s %s │ %s", mark, ui.Fit(ui.Sanitize(c), 20), padTo(ui.Fit(ui.Sanitize(src), half), half), ui.Fit(ui.Sanitize(lake), half)), s.w))
+		}
+	}
+
+	if len(rest) > 0 {
+		add("", t.Title.Render(fmt.Sprintf("Other checks (%d)", len(rest))))
+		for _, f := range rest {
+			add(findingLines(t, f, s.w)...)
+		}
+	}
+
+	room := max(1, s.h-2)
+	s.top = max(0, min(s.top, len(lines)-room))
+	view := lines[s.top:min(len(lines), s.top+room)]
+	if more := len(lines) - s.top - len(view); more > 0 {
+		view[len(view)-1] = t.Muted.Render(fmt.Sprintf("… %d more line(s): ↓ scrolls", more+1))
+	}
+	return head + "\n\n" + strings.Join(view, "\n")
+}
+
+func orZero(s string) string {
+	if s == "" {
+		return "0"
+	}
+	return s
+}
+
+func padTo(s string, w int) string {
+	return s + strings.Repeat(" ", max(0, w-ui.Width(s)))
+}
