@@ -113,6 +113,9 @@ type TableReport struct {
 	InputBytes      int64                         `json:"input_bytes"`
 	Seconds         float64                       `json:"seconds"`
 	Exceptions      []ExceptionView               `json:"exceptions_sample,omitempty"`
+	// Upsert: rows inserted vs updated, late rows the lookback caught,
+	// keys deleted at the source (mode upsert only).
+	Upsert *run.UpsertResult `json:"upsert,omitempty"`
 }
 
 // Normalization is one fix with its count.
@@ -168,6 +171,7 @@ func Build(p *plan.Plan, res *run.Result, recs map[string]*gates.Reconciliation)
 		if tr.Files == nil {
 			t.Files = []run.FileResult{}
 		}
+		t.Upsert = tr.Upsert
 		if tr.Err != nil {
 			t.Error = tr.Err.Error()
 			r.Status = StatusFailed

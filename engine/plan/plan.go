@@ -188,13 +188,22 @@ type JoinKey struct {
 // LoadSpec is how a table is loaded (the load: block of a table). It is not
 // called Load because the package function Load reads a plan.
 type LoadSpec struct {
-	// Mode: full (default) or incremental.
+	// Mode: full (default), incremental or upsert (database sources).
 	Mode string `yaml:"mode,omitempty"`
 	// Keys is the primary key; unique within a load. Key columns are
 	// required (not null) whether or not they say so.
 	Keys []string `yaml:"keys,omitempty"`
 	// Watermark is the column whose maximum is committed with the data.
 	Watermark string `yaml:"watermark,omitempty"`
+	// Lookback (mode upsert) re-reads rows this far below the previous
+	// watermark, to catch rows committed late with an older value: a
+	// duration (10m, 2h, 1d) for a date or timestamp watermark, a count
+	// (1000) for a numeric one. Re-read rows replace themselves by key.
+	Lookback string `yaml:"lookback,omitempty"`
+	// DetectDeletes (mode upsert): "never" (default), "every_run", or a
+	// period (24h, 7d) between comparisons of every source key with the
+	// lake's keys; keys gone from the source are deleted from the lake.
+	DetectDeletes string `yaml:"detect_deletes,omitempty"`
 }
 
 // Check is a data-quality rule declared for a table.

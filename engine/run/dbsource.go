@@ -163,7 +163,8 @@ func (l *loader) sourceTotals(ctx context.Context, u source.Unit, r *sqldb.Reade
 		l.heldSums[c] = &Sum{Type: l.rs.types[i], IsFloat: l.rs.types[i].Kind == plan.Double}
 	}
 	l.tr.SourceTotals = st
-	return nil
+	// Delete detection reads the source's keys in the same snapshot.
+	return l.readSourceKeys(ctx, r)
 }
 
 // addHeld adds a held-back row's control values to the held sums; a value

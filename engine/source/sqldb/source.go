@@ -17,12 +17,22 @@ import (
 )
 
 // ReadRange limits a read to rows whose Column is greater than After (an
-// incremental load from a watermark). After is bound as a parameter, never
-// spliced into the SQL. An empty After reads every row, still ordered by
-// Column.
+// incremental load from a watermark), or at least From (an upsert's
+// watermark minus its lookback: >=, so rows equal to the previous maximum
+// are read again rather than lost). Bounds are bound as parameters, never
+// spliced into the SQL: After as text, From as the Go value given
+// (time.Time, int64 or string). An empty After and a nil From read every
+// row, still ordered by Column.
+//
+// OrderKeys orders the rows by these key columns first (then Column), so
+// rows of one key are adjacent and Reader.Superseded can tell which of
+// them a later row replaces. Column may be empty when only OrderKeys is
+// wanted.
 type ReadRange struct {
-	Column string
-	After  string
+	Column    string
+	After     string
+	From      any
+	OrderKeys []string
 }
 
 // Table names one table to read.
@@ -68,15 +78,35 @@ func New(d Dialect, db *sql.DB, tables []Table, ranges map[string]ReadRange) (*S
 		}
 		seen[t.UnitName()] = true
 	}
+	s := &Source{d: d, db: db, tables: slices.Clone(tables), ranges: map[string]ReadRange{}}
 	for name, r := range ranges {
-		if !seen[name] {
-			return nil, fmt.Errorf("sqldb: range for unknown table %q", name)
-		}
-		if _, err := QuoteIdent(d, r.Column); err != nil {
-			return nil, fmt.Errorf("sqldb: range of %q: %w", name, err)
+		if err := s.SetRange(name, r); err != nil {
+			return nil, err
 		}
 	}
-	return &Source{d: d, db: db, tables: slices.Clone(tables), ranges: ranges}, nil
+	return s, nil
+}
+
+// SetRange sets (or replaces) the read range of the table with unit name
+// (schema.table); readers opened afterwards use it.
+func (s *Source) SetRange(unit string, r ReadRange) error {
+	if !slices.ContainsFunc(s.tables, func(t Table) bool { return t.UnitName() == unit }) {
+		return fmt.Errorf("sqldb: range for unknown table %q", unit)
+	}
+	if r.Column == "" && (r.After != "" || r.From != nil) {
+		return fmt.Errorf("sqldb: range of %q has a bound but no column", unit)
+	}
+	for _, c := range append([]string{r.Column}, r.OrderKeys...) {
+		if c == "" && len(r.OrderKeys) > 0 {
+			continue
+		}
+		if _, err := QuoteIdent(s.d, c); err != nil {
+			return fmt.Errorf("sqldb: range of %q: %w", unit, err)
+		}
+	}
+	r.OrderKeys = slices.Clone(r.OrderKeys)
+	s.ranges[unit] = r
+	return nil
 }
 
 // List returns the tables whose unit name equals or matches a glob (path.Match; "*"
@@ -134,7 +164,7 @@ func (s *Source) OpenTable(ctx context.Context, u source.Unit) (*Reader, error) 
 	r := &Reader{d: s.d, unit: u.Name, info: info, findings: info.Findings}
 	if rg, ok := s.ranges[u.Name]; ok {
 		r.rng = &rg
-		if !slices.ContainsFunc(info.Columns, func(c ColumnInfo) bool { return c.Name == rg.Column }) {
+		if rg.Column != "" && !slices.ContainsFunc(info.Columns, func(c ColumnInfo) bool { return c.Name == rg.Column }) {
 			return nil, fmt.Errorf("%w: %s: watermark column %q not found", source.ErrUnreadable, u.Name, rg.Column)
 		}
 	}
@@ -142,6 +172,15 @@ func (s *Source) OpenTable(ctx context.Context, u source.Unit) (*Reader, error) 
 		if c.PlanType != "" {
 			r.cols = append(r.cols, c)
 			r.names = append(r.names, c.Name)
+		}
+	}
+	if r.rng != nil {
+		for _, k := range r.rng.OrderKeys {
+			i := slices.Index(r.names, k)
+			if i < 0 {
+				return nil, fmt.Errorf("%w: %s: key column %q not found among the readable columns", source.ErrUnreadable, u.Name, k)
+			}
+			r.keyIdx = append(r.keyIdx, i)
 		}
 	}
 	if err := r.begin(ctx, s.db); err != nil {
@@ -186,6 +225,13 @@ type Reader struct {
 	names    []string
 	findings []Finding
 	rng      *ReadRange
+	keyIdx   []int // positions of rng.OrderKeys in cols
+
+	// Lookahead (only with OrderKeys): the row after the one Next
+	// returned, and whether that row replaces it.
+	peek       *source.Row
+	peekErr    error
+	superseded bool
 
 	conn    *sql.Conn
 	rows    *sql.Rows
@@ -255,13 +301,18 @@ func (r *Reader) from() (string, []any, error) {
 	}
 	sqlText := " FROM " + q
 	var args []any
-	if r.rng != nil && r.rng.After != "" {
+	if r.rng != nil && (r.rng.After != "" || r.rng.From != nil) {
 		c, err := QuoteIdent(r.d, r.rng.Column)
 		if err != nil {
 			return "", nil, err
 		}
-		sqlText += " WHERE " + c + " > " + placeholder(r.d, 1)
-		args = append(args, r.rng.After)
+		if r.rng.From != nil {
+			sqlText += " WHERE " + c + " >= " + placeholder(r.d, 1)
+			args = append(args, r.rng.From)
+		} else {
+			sqlText += " WHERE " + c + " > " + placeholder(r.d, 1)
+			args = append(args, r.rng.After)
+		}
 	}
 	return sqlText, args, nil
 }
@@ -303,7 +354,10 @@ func (r *Reader) Query() (string, []any, error) {
 	}
 	var order []string
 	if r.rng != nil {
-		order = append(order, r.rng.Column)
+		order = append(order, r.rng.OrderKeys...)
+		if r.rng.Column != "" && !slices.Contains(order, r.rng.Column) {
+			order = append(order, r.rng.Column)
+		}
 	}
 	for _, k := range r.info.PrimaryKey {
 		if !slices.Contains(order, k) {
@@ -380,6 +434,115 @@ func (r *Reader) Totals(ctx context.Context, columns []string) (int64, map[strin
 // Next returns the next row: Kind Data, Values in canonical text, Nulls
 // for SQL NULL, Loc.Row the 1-based row number, Raw nil.
 func (r *Reader) Next() (source.Row, error) {
+	if len(r.keyIdx) == 0 {
+		return r.next()
+	}
+	// Rows are ordered by key: look one row ahead to see whether the next
+	// row has the same key (and so replaces this one).
+	if r.peek == nil && r.peekErr == nil {
+		row, err := r.next()
+		r.peek, r.peekErr = &row, err
+	}
+	if r.peekErr != nil {
+		r.superseded = false
+		return source.Row{}, r.peekErr
+	}
+	cur := *r.peek
+	row, err := r.next()
+	r.peek, r.peekErr = &row, err
+	r.superseded = err == nil && sameKey(cur, row, r.keyIdx)
+	return cur, nil
+}
+
+// Superseded reports whether the row Next returned last has the same key
+// as the row after it — a later version of the same key in read order
+// (rows are ordered by ReadRange.OrderKeys, then the watermark column, then
+// the primary key), which replaces it. Always false without OrderKeys.
+func (r *Reader) Superseded() bool { return r.superseded }
+
+func sameKey(a, b source.Row, idx []int) bool {
+	for _, i := range idx {
+		an := a.Nulls != nil && a.Nulls[i]
+		bn := b.Nulls != nil && b.Nulls[i]
+		if an || bn || a.Values[i] != b.Values[i] {
+			return false // a null key identifies nothing
+		}
+	}
+	return true
+}
+
+// Keys reads the given key columns of every row of the table (ignoring the
+// read range) in the reader's snapshot and calls fn with each row's values
+// in canonical text (nulls marked). Like Totals it must run before the
+// first Next. Delete detection compares them with the lake's keys.
+func (r *Reader) Keys(ctx context.Context, columns []string, fn func(vals []string, nulls []bool) error) error {
+	if r.closed {
+		return errors.New("sqldb: Keys on a closed reader")
+	}
+	if r.started {
+		return errors.New("sqldb: Keys must run before the first Next (one statement at a time per snapshot connection)")
+	}
+	var exprs, types []string
+	for _, k := range columns {
+		i := slices.Index(r.names, k)
+		if i < 0 {
+			return fmt.Errorf("sqldb: key column %q is not a readable column of %s", k, r.unit)
+		}
+		e, err := r.selectExpr(r.cols[i])
+		if err != nil {
+			return err
+		}
+		exprs = append(exprs, e)
+		types = append(types, r.cols[i].PlanType)
+	}
+	if len(exprs) == 0 {
+		return errors.New("sqldb: Keys needs at least one column")
+	}
+	schema := r.info.Schema
+	if r.d == SQLite {
+		schema = ""
+	}
+	q, err := QuoteQualified(r.d, schema, r.info.Name)
+	if err != nil {
+		return err
+	}
+	rows, err := r.conn.QueryContext(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM "+q)
+	if err != nil {
+		return fmt.Errorf("sqldb: keys of %s: %w", r.unit, err)
+	}
+	defer rows.Close()
+	dest := make([]any, len(exprs))
+	for i := range dest {
+		dest[i] = new(any)
+	}
+	vals := make([]string, len(exprs))
+	nulls := make([]bool, len(exprs))
+	for n := 0; rows.Next(); n++ {
+		if n&4095 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return fmt.Errorf("sqldb: keys of %s: %w", r.unit, err)
+		}
+		for i := range dest {
+			v := *(dest[i].(*any))
+			nulls[i] = v == nil
+			vals[i] = ""
+			if v != nil {
+				vals[i] = Text(types[i], v)
+			}
+		}
+		if err := fn(vals, nulls); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqldb: keys of %s: %w", r.unit, err)
+	}
+	return nil
+}
+
+func (r *Reader) next() (source.Row, error) {
 	if r.closed {
 		return source.Row{}, errors.New("sqldb: Next on a closed reader")
 	}
