@@ -327,3 +327,91 @@ func TestMariaDBUpsertIncrementalWithLookbackAndDeletes(t *testing.T) {
 		},
 		rowsSQL: "SELECT id, CONCAT(CAST(amount AS CHAR), '|', COALESCE(note, 'NULL'), '|', DATE_FORMAT(updated_at, '%Y-%m-%dT%H:%i:%s.%f')) FROM " + name + ".items"})
 }
+
+// TestPostgresUpsertLatestWinsWithinBatch: the plan's key is not the
+// table's primary key, so one read holds several versions of a key; the
+// one with the latest watermark is loaded and the others are skipped as
+// superseded (counted, so the run still balances).
+func TestPostgresUpsertLatestWinsWithinBatch(t *testing.T) {
+	dsn, db := serviceDSN(t, sqldb.Postgres, "LIMA_TEST_POSTGRES_DSN", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")
+	schema := randomName("lima_ups_")
+	dbExec(t, db, `CREATE SCHEMA `+schema)
+	t.Cleanup(func() { db.Exec(`DROP SCHEMA ` + schema + ` CASCADE`) })
+	dbExec(t, db, `CREATE TABLE `+schema+`.events (id bigint NOT NULL, amount numeric(10,2), updated_at timestamptz NOT NULL)`)
+	dbExec(t, db, `INSERT INTO `+schema+`.events VALUES
+		(1, 1.00, '2026-01-01 10:00Z'), (1, 2.00, '2026-01-01 12:00Z'), (1, 3.00, '2026-01-01 11:00Z'),
+		(2, 5.00, '2026-01-01 09:00Z'), (3, 7.00, '2026-01-01 08:00Z'), (3, 8.00, '2026-01-01 08:30Z')`)
+	want := map[int64]string{}
+	rows, err := db.Query(`SELECT DISTINCT ON (id) id, amount::text FROM ` + schema + `.events ORDER BY id, updated_at DESC`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id int64
+		var a string
+		if err := rows.Scan(&id, &a); err != nil {
+			t.Fatal(err)
+		}
+		want[id] = a
+	}
+	rows.Close()
+	var total int64
+	if err := db.QueryRow(`SELECT count(*) FROM ` + schema + `.events`).Scan(&total); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("LIMA_TEST_SOURCE_DSN", dsn)
+	ws, p := workspace(t, nil, `schema_version: 1
+platform: {prefix: upslat}
+sources:
+  erp: {kind: postgres, dsn_env: LIMA_TEST_SOURCE_DSN}
+tables:
+  events:
+    source: {name: erp, table: events, schema: `+schema+`}
+    load: {mode: upsert, keys: [id], watermark: updated_at}
+`)
+	out := runOnce(t, ws, p, flow.RunOptions{})
+	tr := out.Result.Tables[0]
+	balanced(t, tr)
+	superseded := total - int64(len(want))
+	if tr.RowsRead != total || tr.RowsLoaded != int64(len(want)) || tr.SkippedBy[run.SkipSuperseded] != superseded {
+		t.Fatalf("read %d loaded %d skipped %v, want %d/%d/%d superseded", tr.RowsRead, tr.RowsLoaded, tr.SkippedBy, total, len(want), superseded)
+	}
+	ctx := context.Background()
+	sk, err := flow.OpenSink(ctx, ws, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sk.Close()
+	spec := sink.TableSpec{Name: tr.Name, Namespace: p.Namespace(), Types: tr.Types, Required: tr.Required}
+	for i, c := range tr.Columns {
+		spec.Columns = append(spec.Columns, plan.Column{Name: c, Type: tr.Types[i].String(), Required: tr.Required[i]})
+	}
+	tbl, err := sk.OpenTable(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := tbl.(sink.Scanner).Scan(ctx, 0, []string{"id", "amount"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int64]string{}
+	for rec, err := range it {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, amt := rec.Column(0).(*array.Int64), rec.Column(1).(*array.Decimal128)
+		for r := 0; r < int(rec.NumRows()); r++ {
+			if _, dup := got[ids.Value(r)]; dup {
+				t.Errorf("key %d twice in the lake", ids.Value(r))
+			}
+			got[ids.Value(r)] = amt.Value(r).ToString(2)
+		}
+		rec.Release()
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("lake %v, want the latest version of each key %v", got, want)
+	}
+	if rep := tableReport(t, out.Report, "events"); rep.Reconciliation == gates.Fail {
+		t.Fatalf("gate 4: %+v", rep.Checks)
+	}
+}
