@@ -57,6 +57,8 @@ type Source struct {
 	db     *sql.DB
 	tables []Table
 	ranges map[string]ReadRange // by unit name
+	// parallel: range reads by unit name (SetParallel).
+	parallel map[string]Parallel
 }
 
 // New returns a Source over tables of db (dialect Postgres, MySQL or
@@ -78,7 +80,7 @@ func New(d Dialect, db *sql.DB, tables []Table, ranges map[string]ReadRange) (*S
 		}
 		seen[t.UnitName()] = true
 	}
-	s := &Source{d: d, db: db, tables: slices.Clone(tables), ranges: map[string]ReadRange{}}
+	s := &Source{d: d, db: db, tables: slices.Clone(tables), ranges: map[string]ReadRange{}, parallel: map[string]Parallel{}}
 	for name, r := range ranges {
 		if err := s.SetRange(name, r); err != nil {
 			return nil, err
@@ -161,7 +163,10 @@ func (s *Source) OpenTable(ctx context.Context, u source.Unit) (*Reader, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", source.ErrUnreadable, u.Name, err)
 	}
-	r := &Reader{d: s.d, unit: u.Name, info: info, findings: info.Findings}
+	r := &Reader{d: s.d, unit: u.Name, info: info, findings: info.Findings, db: s.db}
+	if p, ok := s.parallel[u.Name]; ok {
+		r.parWant = &p
+	}
 	if rg, ok := s.ranges[u.Name]; ok {
 		r.rng = &rg
 		if rg.Column != "" && !slices.ContainsFunc(info.Columns, func(c ColumnInfo) bool { return c.Name == rg.Column }) {
@@ -233,6 +238,12 @@ type Reader struct {
 	peekErr    error
 	superseded bool
 
+	// Parallel range reads (see Source.SetParallel).
+	db      *sql.DB
+	parWant *Parallel
+	par     *parallelRead
+	parNote string
+
 	conn    *sql.Conn
 	rows    *sql.Rows
 	dest    []any
@@ -290,7 +301,12 @@ func (r *Reader) begin(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
-func (r *Reader) from() (string, []any, error) {
+func (r *Reader) from() (string, []any, error) { return r.fromWhere(nil) }
+
+// fromWhere is the FROM clause with the range condition and, when extra is
+// given, a further condition ANDed to it; extra receives the number of its
+// first placeholder.
+func (r *Reader) fromWhere(extra func(first int) (string, []any)) (string, []any, error) {
 	schema := r.info.Schema
 	if r.d == SQLite {
 		schema = ""
@@ -314,6 +330,15 @@ func (r *Reader) from() (string, []any, error) {
 			args = append(args, r.rng.After)
 		}
 	}
+	if extra != nil {
+		cond, xargs := extra(len(args) + 1)
+		if len(args) == 0 {
+			sqlText += " WHERE (" + cond + ")"
+		} else {
+			sqlText += " AND (" + cond + ")"
+		}
+		args = append(args, xargs...)
+	}
 	return sqlText, args, nil
 }
 
@@ -336,22 +361,10 @@ func (r *Reader) selectExpr(c ColumnInfo) (string, error) {
 }
 
 // Query is the SELECT the reader runs and its bind parameters.
-func (r *Reader) Query() (string, []any, error) {
-	if len(r.cols) == 0 {
-		return "", nil, fmt.Errorf("no readable columns")
-	}
-	exprs := make([]string, len(r.cols))
-	for i, c := range r.cols {
-		e, err := r.selectExpr(c)
-		if err != nil {
-			return "", nil, err
-		}
-		exprs[i] = e
-	}
-	from, args, err := r.from()
-	if err != nil {
-		return "", nil, err
-	}
+func (r *Reader) Query() (string, []any, error) { return r.query(nil) }
+
+// orderColumns are the columns of the read's ORDER BY, in order.
+func (r *Reader) orderColumns() []string {
 	var order []string
 	if r.rng != nil {
 		order = append(order, r.rng.OrderKeys...)
@@ -364,6 +377,26 @@ func (r *Reader) Query() (string, []any, error) {
 			order = append(order, k)
 		}
 	}
+	return order
+}
+
+func (r *Reader) query(extra func(first int) (string, []any)) (string, []any, error) {
+	if len(r.cols) == 0 {
+		return "", nil, fmt.Errorf("no readable columns")
+	}
+	exprs := make([]string, len(r.cols))
+	for i, c := range r.cols {
+		e, err := r.selectExpr(c)
+		if err != nil {
+			return "", nil, err
+		}
+		exprs[i] = e
+	}
+	from, args, err := r.fromWhere(extra)
+	if err != nil {
+		return "", nil, err
+	}
+	order := r.orderColumns()
 	q := "SELECT " + strings.Join(exprs, ", ") + from
 	if len(order) > 0 {
 		for i, o := range order {
@@ -549,6 +582,16 @@ func (r *Reader) next() (source.Row, error) {
 	if r.eof {
 		return source.Row{}, io.EOF
 	}
+	if !r.started && r.parWant != nil {
+		ok, err := r.startParallel(context.Background())
+		if err != nil {
+			return source.Row{}, fmt.Errorf("%w: %s: %v", source.ErrUnreadable, r.unit, err)
+		}
+		r.started = ok
+	}
+	if r.par != nil {
+		return r.parNext()
+	}
 	if !r.started {
 		r.started = true
 		q, args, err := r.Query()
@@ -577,9 +620,17 @@ func (r *Reader) next() (source.Row, error) {
 		return source.Row{}, fmt.Errorf("sqldb: %s: %w", r.unit, err)
 	}
 	r.n++
-	row := source.Row{Kind: source.Data, Values: make([]string, len(r.cols)), Loc: source.Locator{Unit: r.unit, Row: r.n}}
+	row := r.convert(r.dest)
+	row.Loc.Row = r.n
+	return row, nil
+}
+
+// convert turns scanned driver values into a row (Loc.Row left to the
+// caller).
+func (r *Reader) convert(dest []any) source.Row {
+	row := source.Row{Kind: source.Data, Values: make([]string, len(r.cols)), Loc: source.Locator{Unit: r.unit}}
 	for i, c := range r.cols {
-		v := *(r.dest[i].(*any))
+		v := *(dest[i].(*any))
 		if v == nil {
 			if row.Nulls == nil {
 				row.Nulls = make([]bool, len(r.cols))
@@ -589,7 +640,7 @@ func (r *Reader) next() (source.Row, error) {
 		}
 		row.Values[i] = Text(c.PlanType, v)
 	}
-	return row, nil
+	return row
 }
 
 // Close ends the transaction (ROLLBACK: it only read) and returns the
@@ -600,6 +651,9 @@ func (r *Reader) Close() error {
 	}
 	r.closed = true
 	var errs []error
+	if r.par != nil {
+		errs = append(errs, r.par.stop())
+	}
 	if r.rows != nil {
 		errs = append(errs, r.rows.Close())
 	}
