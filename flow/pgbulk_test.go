@@ -54,9 +54,10 @@ sources:
   erp: {kind: postgres, dsn_env: LIMA_TEST_SOURCE_DSN}
 tables:
   ledger:
-    source: {name: erp, table: ledger, schema: `+schema+`}
+    source: {name: erp, table: ledger, schema: `+schema+`, split_by: id}
     load: {keys: [id]}
     control_columns: [amount, fee]
+etl: {max_parallel_reads: 3}
 `)
 	start = time.Now()
 	out := runOnce(t, ws, p, flow.RunOptions{})
@@ -67,6 +68,10 @@ tables:
 		t.Fatalf("read %d loaded %d, want %d", res.RowsRead, res.RowsLoaded, wantCount)
 	}
 	tr := tableReport(t, out.Report, "ledger")
+	// Read in three ranges of id, all in the snapshot the totals describe.
+	if !strings.HasPrefix(tr.ReadNote, "read in 3 ranges of id in parallel") {
+		t.Errorf("read note %q", tr.ReadNote)
+	}
 	if tr.Reconciliation != gates.Pass {
 		t.Fatalf("gate 4: %s: %+v", tr.Reconciliation, tr.Checks)
 	}

@@ -38,6 +38,9 @@ func Markdown(r *Report) string {
 			fmt.Fprintf(&b, "**Error:** %s\n\n", md(t.Error))
 		}
 		fmt.Fprintf(&b, "Load `%s`, watermark %s → %s.\n\n", t.LoadID, orDash(t.WatermarkBefore), orDash(t.WatermarkAfter))
+		if t.ReadNote != "" {
+			fmt.Fprintf(&b, "Source read: %s.\n\n", md(t.ReadNote))
+		}
 		if u := t.Upsert; u != nil {
 			fmt.Fprintf(&b, "Upsert: read from %s (lookback %s); %d inserted, %d updated, %d late rows caught by the lookback",
 				orDash(md(u.ReadFrom)), orDash(md(u.Lookback)), u.Inserted, u.Updated, u.LateRows)

@@ -136,6 +136,12 @@ type TableSource struct {
 	// connection's default; unused for SQLite).
 	Table  string `yaml:"table,omitempty"`
 	Schema string `yaml:"schema,omitempty"`
+	// SplitBy reads a database table in parallel ranges of this column
+	// (an integer, date or timestamp key the read is ordered by: the
+	// primary key's first column, or for mode upsert the first key), at
+	// most etl.max_parallel_reads (default 4) at once, all in one snapshot.
+	// PostgreSQL only; other databases read serially and say so.
+	SplitBy string `yaml:"split_by,omitempty"`
 	// Format: csv, ndjson or parquet; default from the file extension.
 	Format string `yaml:"format,omitempty"`
 	CSV    CSV    `yaml:"csv,omitempty"`

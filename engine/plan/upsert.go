@@ -63,6 +63,15 @@ func (l LoadSpec) DeleteDetection() (on bool, period time.Duration, err error) {
 // lookback (with a watermark, of the watermark's kind) and detect_deletes.
 func (v *validator) upsert(lp string, ti *tableInfo) {
 	l := ti.t.Load
+	if src := ti.t.Source; src != nil && src.SplitBy != "" {
+		sp := strings.TrimSuffix(lp, ".load") + ".source.split_by"
+		if s, ok := v.p.Sources[src.Name]; ok && s != nil && !s.IsDatabase() {
+			v.add(sp, "only a database table is read in parallel ranges; remove it")
+		} else {
+			v.colRef(sp, ti, src.SplitBy, func(t Type) bool { return t.IsIntegral() || t.IsTemporal() },
+				"ranges split an integer, date or timestamp column")
+		}
+	}
 	if l.Mode != ModeUpsert {
 		if l.Lookback != "" {
 			v.add(lp+".lookback", "only mode upsert re-reads a lookback window (re-read rows replace themselves by key); set mode: upsert or remove it")

@@ -53,6 +53,17 @@ func TestValidateUpsert(t *testing.T) {
 			}
 		})
 	}
+	// split_by names an integer, date or timestamp column of a database table.
+	for split, want := range map[string]string{"id": "", "updated_at": "", "nope": `no column "nope"`} {
+		p, err := Parse([]byte(strings.Replace(strings.Replace(upsertPlan, "LOAD", `{keys: [id]}`, 1), "table: items}", "table: items, split_by: "+split+"}", 1)), "platform.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = p.Validate()
+		if (want == "" && err != nil) || (want != "" && (err == nil || !strings.Contains(err.Error(), want))) {
+			t.Errorf("split_by %s: %v, want %q", split, err, want)
+		}
+	}
 	// Upsert reads a database: a files source is refused.
 	p, err := Parse([]byte(strings.Replace(strings.Replace(upsertPlan, "LOAD", `{mode: upsert, keys: [id]}`, 1), "{name: erp, table: items}", "{name: in, files: ['*.csv']}", 1)), "platform.yaml")
 	if err != nil {

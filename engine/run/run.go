@@ -165,6 +165,9 @@ type TableResult struct {
 	Table            sink.Table
 	// Upsert is what a load of mode upsert did (nil otherwise).
 	Upsert *UpsertResult
+	// ReadNote says how a database table was read when parallel reads
+	// were asked for (in how many ranges, or why serially).
+	ReadNote string
 }
 
 // Balanced reports whether the conservation identity holds.
@@ -488,7 +491,7 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 		}
 	}
 	defer l.caster.Release()
-	if err := l.prepareUpsert(ctx, src, tbl); err != nil {
+	if err := l.prepareDB(ctx, src, tbl); err != nil {
 		tr.Err = err
 		return
 	}
@@ -557,7 +560,7 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 			tr.RowsRead, tr.RowsLoaded, tr.RowsQuarantined, tr.RowsSkipped, tr.Source.Rows)
 		return
 	}
-	if err := l.finishUpsert(ctx, tbl); err != nil {
+	if err := l.finishDB(ctx, tbl); err != nil {
 		_ = staged.Discard(context.WithoutCancel(ctx))
 		_ = o.Quarantine.Discard(context.WithoutCancel(ctx), name, tr.LoadID)
 		tr.Err = err
@@ -979,6 +982,8 @@ type loader struct {
 	heldSums map[string]*Sum
 	// up is the state of a load of mode upsert (nil otherwise).
 	up *upsert
+	// dbReader is the database reader of the load (nil for files).
+	dbReader *sqldb.Reader
 }
 
 func newLoader(ctx context.Context, o Options, tr *TableResult, t *plan.Table, rs *resolved, tbl sink.Table, prog *TableProgress) (*loader, error) {

@@ -295,4 +295,3 @@ func (pr *parallelRead) stop() error {
 	pr.wg.Wait()
 	return nil
 }
-
