@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -294,4 +295,50 @@ func (pr *parallelRead) stop() error {
 	}
 	pr.wg.Wait()
 	return nil
+}
+
+// ProbeRow reads at most one row of the table (any row, unordered, so the
+// database need not sort) in the reader's snapshot: gate 2's proof that
+// the user may read every mapped column. It reports whether a row came
+// back. Like Totals it must run before the first Next.
+func (r *Reader) ProbeRow(ctx context.Context) (bool, error) {
+	if r.closed || r.started {
+		return false, fmt.Errorf("sqldb: ProbeRow must run on an open reader before the first Next")
+	}
+	if len(r.cols) == 0 {
+		return false, fmt.Errorf("sqldb: %s has no readable column", r.unit)
+	}
+	exprs := make([]string, len(r.cols))
+	for i, c := range r.cols {
+		e, err := r.selectExpr(c)
+		if err != nil {
+			return false, err
+		}
+		exprs[i] = e
+	}
+	schema := r.info.Schema
+	if r.d == SQLite {
+		schema = ""
+	}
+	q, err := QuoteQualified(r.d, schema, r.info.Name)
+	if err != nil {
+		return false, err
+	}
+	rows, err := r.conn.QueryContext(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM "+q+" LIMIT 1")
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	dest := make([]any, len(r.cols))
+	for i := range dest {
+		dest[i] = new(any)
+	}
+	got := false
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return false, err
+		}
+		got = true
+	}
+	return got, rows.Err()
 }
