@@ -193,6 +193,9 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 	if err := checkWindow(o.Plan, now(), o.Force); err != nil {
 		return nil, err
 	}
+	if err := checkTableWindows(o.Plan, o.Tables, now(), o.Force); err != nil {
+		return nil, err
+	}
 	// Gate 2 first (Preconditions): nothing is written unless every check passes.
 	if err := checkPreconditions(ctx, o); err != nil {
 		return nil, err

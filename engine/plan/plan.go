@@ -142,6 +142,11 @@ type TableSource struct {
 	// most etl.max_parallel_reads (default 4) at once, all in one snapshot.
 	// PostgreSQL only; other databases read serially and say so.
 	SplitBy string `yaml:"split_by,omitempty"`
+	// Window is this table's own run window ("HH:MM-HH:MM" in the
+	// schedule's time zone) for a large read the database's owners agreed
+	// to: a run that includes the table is refused outside it unless
+	// forced (schedule.window still bounds the whole run).
+	Window string `yaml:"window,omitempty"`
 	// Format: csv, ndjson or parquet; default from the file extension.
 	Format string `yaml:"format,omitempty"`
 	CSV    CSV    `yaml:"csv,omitempty"`

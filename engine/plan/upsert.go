@@ -63,6 +63,11 @@ func (l LoadSpec) DeleteDetection() (on bool, period time.Duration, err error) {
 // lookback (with a watermark, of the watermark's kind) and detect_deletes.
 func (v *validator) upsert(lp string, ti *tableInfo) {
 	l := ti.t.Load
+	if src := ti.t.Source; src != nil && src.Window != "" {
+		if _, _, err := ParseWindow(src.Window); err != nil {
+			v.add(strings.TrimSuffix(lp, ".load")+".source.window", "%v", err)
+		}
+	}
 	if src := ti.t.Source; src != nil && src.SplitBy != "" {
 		sp := strings.TrimSuffix(lp, ".load") + ".source.split_by"
 		if s, ok := v.p.Sources[src.Name]; ok && s != nil && !s.IsDatabase() {
