@@ -324,7 +324,7 @@ func (r *Reader) ProbeRow(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	rows, err := r.conn.QueryContext(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM "+q+" LIMIT 1")
+	rows, err := r.conn.QueryContext(ctx, probeQuery(r.d, strings.Join(exprs, ", "), q))
 	if err != nil {
 		return false, err
 	}
@@ -341,4 +341,15 @@ func (r *Reader) ProbeRow(ctx context.Context) (bool, error) {
 		got = true
 	}
 	return got, rows.Err()
+}
+
+// probeQuery selects at most one row in dialect d.
+func probeQuery(d Dialect, exprs, from string) string {
+	switch d {
+	case SQLServer:
+		return "SELECT TOP 1 " + exprs + " FROM " + from
+	case Oracle:
+		return "SELECT " + exprs + " FROM " + from + " FETCH FIRST 1 ROWS ONLY"
+	}
+	return "SELECT " + exprs + " FROM " + from + " LIMIT 1"
 }

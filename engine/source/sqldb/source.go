@@ -349,12 +349,30 @@ func (r *Reader) selectExpr(c ColumnInfo) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if r.d == Postgres {
+	switch r.d {
+	case Postgres:
 		switch {
 		case c.Array:
 			return "array_to_json(" + q + ")::text", nil
 		case c.DBType == "money":
 			return q + "::numeric(19,2)::text", nil
+		}
+	case SQLServer:
+		// datetimeoffset as ISO 8601 in UTC; time of day as text.
+		switch {
+		case strings.HasPrefix(c.DBType, "datetimeoffset"):
+			return "CONVERT(VARCHAR(40), SWITCHOFFSET(" + q + ", 0), 127)", nil
+		case strings.HasPrefix(c.DBType, "time"):
+			return "CONVERT(VARCHAR(20), " + q + ", 114)", nil
+		}
+	case Oracle:
+		// Zoned timestamps in UTC; NUMBER without precision and intervals
+		// as their exact text.
+		switch {
+		case strings.HasPrefix(c.DBType, "timestamp") && strings.Contains(c.DBType, "time zone"):
+			return "TO_CHAR(SYS_EXTRACT_UTC(" + q + `), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"')`, nil
+		case c.PlanType == "string" && (c.DBType == "number" || strings.HasPrefix(c.DBType, "interval")):
+			return "TO_CHAR(" + q + ")", nil
 		}
 	}
 	return q, nil
@@ -427,22 +445,7 @@ func (r *Reader) Totals(ctx context.Context, columns []string) (int64, map[strin
 			}
 		}
 	}
-	exprs := []string{"count(*)"}
-	for _, c := range columns {
-		q, err := QuoteIdent(r.d, c)
-		if err != nil {
-			return 0, nil, err
-		}
-		switch r.d {
-		case Postgres:
-			exprs = append(exprs, "CAST(SUM("+q+") AS TEXT)")
-		case MySQL:
-			exprs = append(exprs, "CAST(SUM("+q+") AS CHAR)")
-		default:
-			exprs = append(exprs, "CAST(SUM("+q+") AS TEXT)")
-		}
-	}
-	from, args, err := r.from()
+	query, args, err := r.TotalsQuery(columns)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -451,7 +454,7 @@ func (r *Reader) Totals(ctx context.Context, columns []string) (int64, map[strin
 	for i := range vals {
 		dest = append(dest, &vals[i])
 	}
-	if err := r.conn.QueryRowContext(ctx, "SELECT "+strings.Join(exprs, ", ")+from, args...).Scan(dest...); err != nil {
+	if err := r.conn.QueryRowContext(ctx, query, args...).Scan(dest...); err != nil {
 		return 0, nil, fmt.Errorf("sqldb: totals of %s: %w", r.unit, err)
 	}
 	sums := map[string]string{}
@@ -788,4 +791,43 @@ func padScale(s string, scale int) string {
 		return intPart
 	}
 	return intPart + "." + frac
+}
+
+// TotalsQuery is the statement Totals runs: the row count and the exact
+// sum of each column, as text, over the read's range. SQL Server counts
+// with COUNT_BIG and sums in DECIMAL(38,s) (its SUM of an int would
+// overflow at 2^31); Oracle's NUMBER sums exactly.
+func (r *Reader) TotalsQuery(columns []string) (string, []any, error) {
+	count := "count(*)"
+	if r.d == SQLServer {
+		count = "COUNT_BIG(*)"
+	}
+	exprs := []string{count}
+	for _, c := range columns {
+		q, err := QuoteIdent(r.d, c)
+		if err != nil {
+			return "", nil, err
+		}
+		switch r.d {
+		case MySQL:
+			exprs = append(exprs, "CAST(SUM("+q+") AS CHAR)")
+		case SQLServer:
+			scale := 0
+			for _, ci := range r.cols {
+				if ci.Name == c {
+					scale, _ = decimalScale(ci.PlanType)
+				}
+			}
+			exprs = append(exprs, fmt.Sprintf("CAST(SUM(CAST(%s AS DECIMAL(38,%d))) AS VARCHAR(50))", q, scale))
+		case Oracle:
+			exprs = append(exprs, "TO_CHAR(SUM("+q+"))")
+		default:
+			exprs = append(exprs, "CAST(SUM("+q+") AS TEXT)")
+		}
+	}
+	from, args, err := r.from()
+	if err != nil {
+		return "", nil, err
+	}
+	return "SELECT " + strings.Join(exprs, ", ") + from, args, nil
 }
