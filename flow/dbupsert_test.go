@@ -61,16 +61,16 @@ func (c upsertCase) sourceRows(t *testing.T) map[int64]string {
 	return out
 }
 
-// lakeByKey reads the table back through the sink's Scanner and formats
-// every row as id|amount|note|updated_at; a key seen twice fails.
-func lakeByKey(t *testing.T, ws flow.Workspace, p *plan.Plan, tr *run.TableResult) map[int64]string {
+// openLakeTable opens the loaded table through Lima's sink (closed when
+// the test ends).
+func openLakeTable(t *testing.T, ws flow.Workspace, p *plan.Plan, tr *run.TableResult) sink.Table {
 	t.Helper()
 	ctx := context.Background()
 	sk, err := flow.OpenSink(ctx, ws, p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sk.Close()
+	t.Cleanup(func() { sk.Close() })
 	spec := sink.TableSpec{Name: tr.Name, Namespace: p.Namespace(), Types: tr.Types, Required: tr.Required}
 	for i, c := range tr.Columns {
 		spec.Columns = append(spec.Columns, plan.Column{Name: c, Type: tr.Types[i].String(), Required: tr.Required[i]})
@@ -79,7 +79,15 @@ func lakeByKey(t *testing.T, ws flow.Workspace, p *plan.Plan, tr *run.TableResul
 	if err != nil {
 		t.Fatal(err)
 	}
-	it, err := tbl.(sink.Scanner).Scan(ctx, 0, []string{"id", "amount", "note", "updated_at"})
+	return tbl
+}
+
+// lakeByKey reads the table back through the sink's Scanner and formats
+// every row as id|amount|note|updated_at; a key seen twice fails.
+func lakeByKey(t *testing.T, ws flow.Workspace, p *plan.Plan, tr *run.TableResult) map[int64]string {
+	t.Helper()
+	ctx := context.Background()
+	it, err := openLakeTable(t, ws, p, tr).(sink.Scanner).Scan(ctx, 0, []string{"id", "amount", "note", "updated_at"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,21 +384,7 @@ tables:
 	if tr.RowsRead != total || tr.RowsLoaded != int64(len(want)) || tr.SkippedBy[run.SkipSuperseded] != superseded {
 		t.Fatalf("read %d loaded %d skipped %v, want %d/%d/%d superseded", tr.RowsRead, tr.RowsLoaded, tr.SkippedBy, total, len(want), superseded)
 	}
-	ctx := context.Background()
-	sk, err := flow.OpenSink(ctx, ws, p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sk.Close()
-	spec := sink.TableSpec{Name: tr.Name, Namespace: p.Namespace(), Types: tr.Types, Required: tr.Required}
-	for i, c := range tr.Columns {
-		spec.Columns = append(spec.Columns, plan.Column{Name: c, Type: tr.Types[i].String(), Required: tr.Required[i]})
-	}
-	tbl, err := sk.OpenTable(ctx, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	it, err := tbl.(sink.Scanner).Scan(ctx, 0, []string{"id", "amount"})
+	it, err := openLakeTable(t, ws, p, tr).(sink.Scanner).Scan(context.Background(), 0, []string{"id", "amount"})
 	if err != nil {
 		t.Fatal(err)
 	}
