@@ -279,7 +279,7 @@ func (l *loader) readSourceKeys(ctx context.Context, r *sqldb.Reader) error {
 	if up == nil || !up.detect {
 		return nil
 	}
-	kc, err := l.keyCaster()
+	kc, err := l.keyCaster(true)
 	if err != nil {
 		return err
 	}
@@ -306,19 +306,26 @@ func (l *loader) readSourceKeys(ctx context.Context, r *sqldb.Reader) error {
 	})
 }
 
-// keyCaster casts canonical key texts into Arrow key columns typed as the
-// table's.
-func (l *loader) keyCaster() (*clean.Caster, error) {
+// keyCaster casts key texts into Arrow key columns typed as the table's:
+// source texts with the key columns' normalizations (fromSource), or the
+// canonical texts of cast keys without them.
+func (l *loader) keyCaster(fromSource bool) (*clean.Caster, error) {
 	var fields []arrow.Field
 	sch := l.caster.Schema()
-	for _, sp := range l.up.keySpec {
+	specs := slices.Clone(l.up.keySpec)
+	for i := range specs {
+		if !fromSource {
+			specs[i].Normalize = nil
+		}
+	}
+	for _, sp := range specs {
 		i := sch.FieldIndices(sp.Name)
 		if len(i) == 0 {
 			return nil, fmt.Errorf("key column %s is not in the table", sp.Name)
 		}
 		fields = append(fields, sch.Field(i[0]))
 	}
-	return clean.NewCaster(l.up.keySpec, arrow.NewSchema(fields, nil), l.o.Alloc)
+	return clean.NewCaster(specs, arrow.NewSchema(fields, nil), l.o.Alloc)
 }
 
 // acceptUpsert counts an accepted row as insert or update, and late when
@@ -430,7 +437,7 @@ func (l *loader) keyBatches(texts [][]string) (sink.Keys, error) {
 	if len(texts) == 0 {
 		return k, nil
 	}
-	kc, err := l.keyCaster()
+	kc, err := l.keyCaster(false)
 	if err != nil {
 		return k, err
 	}
