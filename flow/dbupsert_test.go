@@ -273,6 +273,9 @@ tables:
 	if rep.Reconciliation != gates.Pass {
 		t.Fatalf("gate 4: %s: %+v", rep.Reconciliation, rep.Checks)
 	}
+	if f := check(t, rep, "lake keys = source keys"); f.Status != gates.Pass || !strings.Contains(f.Detail, fmt.Sprintf("held %d distinct keys", len(src))) {
+		t.Fatalf("key equality: %+v (source has %d rows)", f, len(src))
+	}
 	if rep.WatermarkBefore != c.ts(200) || rep.WatermarkAfter != c.ts(240) || rep.Upsert == nil || rep.Upsert.LateRows != 3 || rep.Upsert.Deleted != 10 {
 		t.Fatalf("report: watermark %s → %s, upsert %+v", rep.WatermarkBefore, rep.WatermarkAfter, rep.Upsert)
 	}

@@ -255,6 +255,7 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 		if err != nil {
 			rec = &gates.Reconciliation{Table: tr.Name, Status: gates.Fail, Checks: []gates.Finding{{Name: "read back", Status: gates.Fail, Detail: err.Error()}}}
 		}
+		addUpsertCheck(rec, tr)
 		recs[tr.Name] = rec
 	}
 	res.Finished = time.Now().UTC()

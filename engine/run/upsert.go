@@ -42,6 +42,9 @@ type UpsertResult struct {
 	// run; Deleted keys were in the lake but no longer at the source.
 	DeletesChecked bool   `json:"deletes_checked"`
 	Deleted        int64  `json:"deleted"`
+	// SourceKeys is how many distinct keys the source held in the read
+	// snapshot (when the keys were compared).
+	SourceKeys int64 `json:"source_keys,omitempty"`
 	DeleteNote     string `json:"delete_note,omitempty"`
 	// RowsRemoved are the lake rows the commit removed (old versions of
 	// updated keys and deleted keys), as the sink counted them.
@@ -383,6 +386,7 @@ func (l *loader) finishUpsert(ctx context.Context, tbl sink.Table) error {
 		}
 	}
 	up.res.DeletesChecked = true
+	up.res.SourceKeys = int64(len(up.srcKeys))
 	err := l.scanKeys(ctx, tbl, "", func(key []string, _ string) {
 		if _, ok := up.srcKeys[l.hashKey(key)]; !ok {
 			up.delKeys = append(up.delKeys, slices.Clone(key))
