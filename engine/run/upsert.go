@@ -40,12 +40,12 @@ type UpsertResult struct {
 	LateRows int64 `json:"late_rows"`
 	// DeletesChecked: the source's keys were compared with the lake's this
 	// run; Deleted keys were in the lake but no longer at the source.
-	DeletesChecked bool   `json:"deletes_checked"`
-	Deleted        int64  `json:"deleted"`
+	DeletesChecked bool  `json:"deletes_checked"`
+	Deleted        int64 `json:"deleted"`
 	// SourceKeys is how many distinct keys the source held in the read
 	// snapshot (when the keys were compared).
-	SourceKeys int64 `json:"source_keys,omitempty"`
-	DeleteNote     string `json:"delete_note,omitempty"`
+	SourceKeys int64  `json:"source_keys,omitempty"`
+	DeleteNote string `json:"delete_note,omitempty"`
 	// RowsRemoved are the lake rows the commit removed (old versions of
 	// updated keys and deleted keys), as the sink counted them.
 	RowsRemoved int64 `json:"rows_removed"`
