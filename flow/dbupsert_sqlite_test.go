@@ -3,9 +3,12 @@ package flow_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/run"
@@ -92,4 +95,84 @@ func lakeCount(t *testing.T, ws flow.Workspace, p *plan.Plan, tr *run.TableResul
 		rec.Release()
 	}
 	return n
+}
+
+// TestUpsertSoftDelete: rows the source marks deleted (soft_delete) are
+// removed from the lake and skipped (counted), unmarked again they come
+// back, and the lake's keys equal the source's unmarked keys.
+func TestUpsertSoftDelete(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "erp.db")
+	db, err := sql.Open("sqlite", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	dbExec(t, db, `CREATE TABLE items (id INTEGER PRIMARY KEY, qty INTEGER NOT NULL, is_deleted BOOLEAN NOT NULL, version INTEGER NOT NULL)`)
+	for i := 1; i <= 10; i++ {
+		dbExec(t, db, `INSERT INTO items VALUES (?, ?, ?, ?)`, i, i*10, i == 4 || i == 7, i)
+	}
+	ws, p := workspace(t, nil, `schema_version: 1
+platform: {prefix: upsoft}
+sources:
+  erp: {kind: sqlite, path: `+file+`}
+tables:
+  items:
+    source: {name: erp, table: items}
+    load: {mode: upsert, keys: [id], watermark: version, soft_delete: is_deleted, detect_deletes: every_run}
+`)
+	live := func() map[int64]bool {
+		rows, err := db.Query(`SELECT id FROM items WHERE NOT is_deleted`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		out := map[int64]bool{}
+		for rows.Next() {
+			var id int64
+			rows.Scan(&id)
+			out[id] = true
+		}
+		return out
+	}
+	lakeIDs := func(tr *run.TableResult) map[int64]bool {
+		it, err := openLakeTable(t, ws, p, tr).(sink.Scanner).Scan(context.Background(), 0, []string{"id"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[int64]bool{}
+		for rec, err := range it {
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := rec.Column(0).(*array.Int64)
+			for r := 0; r < ids.Len(); r++ {
+				out[ids.Value(r)] = true
+			}
+			rec.Release()
+		}
+		return out
+	}
+	out := runOnce(t, ws, p, flow.RunOptions{})
+	tr := out.Result.Tables[0]
+	balanced(t, tr)
+	if tr.RowsLoaded != 8 || tr.SkippedBy[run.SkipSoftDeleted] != 2 || tr.Upsert.Inserted != 8 || tr.Upsert.SoftDeleted != 0 {
+		t.Fatalf("first run: loaded %d skipped %v upsert %+v", tr.RowsLoaded, tr.SkippedBy, *tr.Upsert)
+	}
+	if got, want := lakeIDs(tr), live(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("lake %v, source's unmarked keys %v", got, want)
+	}
+	dbExec(t, db, `UPDATE items SET is_deleted = 1, version = 11 WHERE id = 2`)
+	dbExec(t, db, `UPDATE items SET is_deleted = 0, version = 12 WHERE id = 4`)
+	out = runOnce(t, ws, p, flow.RunOptions{})
+	tr = out.Result.Tables[0]
+	balanced(t, tr)
+	if u := tr.Upsert; u.SoftDeleted != 1 || u.Inserted != 1 || u.Updated != 1 || u.Deleted != 0 || tr.SkippedBy[run.SkipSoftDeleted] != 1 {
+		t.Fatalf("second run: skipped %v upsert %+v", tr.SkippedBy, *u)
+	}
+	if got, want := lakeIDs(tr), live(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("lake %v, source's unmarked keys %v", got, want)
+	}
+	if f := check(t, tableReport(t, out.Report, "items"), "lake keys = source keys"); f.Status != "pass" {
+		t.Fatalf("key equality: %+v", f)
+	}
 }

@@ -47,6 +47,9 @@ func Markdown(r *Report) string {
 			if u.DeletesChecked {
 				fmt.Fprintf(&b, "; keys compared with the source: %d deleted", u.Deleted)
 			}
+			if u.SoftDeleted > 0 {
+				fmt.Fprintf(&b, "; %d deleted as marked at the source", u.SoftDeleted)
+			}
 			if u.DeleteNote != "" {
 				fmt.Fprintf(&b, "; %s", md(u.DeleteNote))
 			}

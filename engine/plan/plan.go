@@ -215,6 +215,11 @@ type LoadSpec struct {
 	// period (24h, 7d) between comparisons of every source key with the
 	// lake's keys; keys gone from the source are deleted from the lake.
 	DetectDeletes string `yaml:"detect_deletes,omitempty"`
+	// SoftDelete (mode upsert) names a boolean column the source sets to
+	// mark a row deleted: such a row's key is deleted from the lake (and
+	// the row skipped as soft_deleted), and delete detection counts only
+	// the keys not so marked.
+	SoftDelete string `yaml:"soft_delete,omitempty"`
 }
 
 // Check is a data-quality rule declared for a table.

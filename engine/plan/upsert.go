@@ -84,7 +84,13 @@ func (v *validator) upsert(lp string, ti *tableInfo) {
 		if l.DetectDeletes != "" && l.DetectDeletes != DetectNever {
 			v.add(lp+".detect_deletes", "only mode upsert deletes rows by key; set mode: upsert or remove it")
 		}
+		if l.SoftDelete != "" {
+			v.add(lp+".soft_delete", "only mode upsert deletes rows by key; set mode: upsert or remove it")
+		}
 		return
+	}
+	if l.SoftDelete != "" {
+		v.colRef(lp+".soft_delete", ti, l.SoftDelete, func(t Type) bool { return t.Kind == Boolean }, "a soft-delete column is a boolean (true: deleted at the source)")
 	}
 	if len(l.Keys) == 0 {
 		v.add(lp+".keys", "required for mode upsert: the primary key that identifies a row to replace")

@@ -34,6 +34,8 @@ func TestValidateUpsert(t *testing.T) {
 		{`{mode: upsert, keys: [id], detect_deletes: sometimes}`, "is not never, every_run or a period"},
 		{`{mode: full, keys: [id], detect_deletes: every_run}`, "only mode upsert deletes rows by key"},
 		{`{mode: incremental, keys: [id], watermark: seq, lookback: 5}`, "only mode upsert re-reads a lookback window"},
+		{`{mode: upsert, keys: [id], soft_delete: seq}`, "a soft-delete column is a boolean"},
+		{`{mode: full, keys: [id], soft_delete: seq}`, "only mode upsert deletes rows by key"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.load, func(t *testing.T) {

@@ -1447,8 +1447,9 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 	if len(l.keyCols) > 0 {
 		l.keys[key] = struct{}{}
 	}
-	if l.up != nil {
-		l.acceptUpsert(key, cells)
+	if l.up != nil && l.acceptUpsert(key, cells) {
+		l.skip(SkipSoftDeleted)
+		return nil
 	}
 	l.stats.add(cells, row.Loc)
 	l.caster.Accept()

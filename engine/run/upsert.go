@@ -17,6 +17,10 @@ import (
 	"github.com/lima-lake/lima/engine/source/sqldb"
 )
 
+// SkipSoftDeleted is the skip reason of a row its source marks deleted
+// (load.soft_delete): its key is deleted from the lake instead.
+const SkipSoftDeleted = "soft_deleted"
+
 // SkipSuperseded is the skip reason of a row that a later row of the same
 // key in the same read replaces (latest wins within a batch).
 const SkipSuperseded = "superseded_in_batch"
@@ -42,6 +46,9 @@ type UpsertResult struct {
 	// run; Deleted keys were in the lake but no longer at the source.
 	DeletesChecked bool  `json:"deletes_checked"`
 	Deleted        int64 `json:"deleted"`
+	// SoftDeleted are lake rows deleted because the source marked their
+	// key deleted (load.soft_delete).
+	SoftDeleted int64 `json:"soft_deleted,omitempty"`
 	// SourceKeys is how many distinct keys the source held in the read
 	// snapshot (when the keys were compared).
 	SourceKeys int64  `json:"source_keys,omitempty"`
@@ -66,6 +73,10 @@ type upsert struct {
 	srcKeys map[[2]uint64]struct{}
 	delKeys [][]string
 	keySpec []clean.ColumnSpec
+	// softCol is the soft-delete column's index (-1: none); softDone the
+	// keys this run deletes because the source marked them.
+	softCol  int
+	softDone map[[2]uint64]struct{}
 }
 
 // hashKey hashes key texts the way row() does.
@@ -103,7 +114,13 @@ func (l *loader) prepareUpsert(ctx context.Context, src source.Source, tbl sink.
 	if len(l.t.Load.Keys) == 0 {
 		return errors.New("mode upsert needs load.keys")
 	}
-	up := &upsert{res: &UpsertResult{Lookback: l.t.Load.Lookback}, replace: l.o.FullRefresh}
+	up := &upsert{res: &UpsertResult{Lookback: l.t.Load.Lookback}, replace: l.o.FullRefresh, softCol: -1}
+	if sd := l.t.Load.SoftDelete; sd != "" {
+		up.softCol = slices.Index(l.rs.cols, sd)
+		if up.softCol < 0 || l.rs.types[up.softCol].Kind != plan.Boolean {
+			return fmt.Errorf("load.soft_delete: %s is not a boolean column of the table", sd)
+		}
+	}
 	l.up, l.tr.Upsert = up, up.res
 	for _, i := range l.keyCols[:len(l.t.Load.Keys)] {
 		sp := l.rs.specs[i]
@@ -294,7 +311,11 @@ func (l *loader) readSourceKeys(ctx context.Context, r *sqldb.Reader) error {
 	spec := make([]clean.ColumnSpec, len(up.keySpec))
 	copy(spec, up.keySpec)
 	texts := make([]string, len(spec))
-	return r.Keys(ctx, srcNames, func(vals []string, nulls []bool) error {
+	flag := ""
+	if up.softCol >= 0 {
+		flag = l.rs.srcNames[up.softCol]
+	}
+	return r.KeysExcept(ctx, srcNames, flag, func(vals []string, nulls []bool) error {
 		if slices.Contains(nulls, true) {
 			return nil // a null key identifies nothing; such rows are held back by the load
 		}
@@ -332,25 +353,38 @@ func (l *loader) keyCaster(fromSource bool) (*clean.Caster, error) {
 }
 
 // acceptUpsert counts an accepted row as insert or update, and late when
-// it is at or below the previous watermark in a version the lake lacks.
-func (l *loader) acceptUpsert(key [2]uint64, cells []clean.Cell) {
+// it is at or below the previous watermark in a version the lake lacks. It
+// returns true for a row its source marks deleted (load.soft_delete): the
+// row is not loaded and its key is deleted from the lake.
+func (l *loader) acceptUpsert(key [2]uint64, cells []clean.Cell) (drop bool) {
 	up := l.up
+	soft := up.softCol >= 0 && !cells[up.softCol].Null && cells[up.softCol].I == 1
 	if up.replace {
-		up.res.Inserted++
-		return
+		if !soft {
+			up.res.Inserted++
+		}
+		return soft
 	}
 	ver, inLake := up.lake[key]
+	if soft {
+		if inLake {
+			up.res.SoftDeleted++
+			up.updKeys = append(up.updKeys, l.keyTexts(cells))
+			delete(up.lake, key) // a later version of the key is an insert again
+			if up.softDone == nil {
+				up.softDone = map[[2]uint64]struct{}{}
+			}
+			up.softDone[key] = struct{}{}
+		}
+		return true
+	}
 	wmText := ""
 	if l.wmCol >= 0 {
 		wmText = clean.FormatCell(l.rs.types[l.wmCol], cells[l.wmCol])
 	}
 	if inLake {
 		up.res.Updated++
-		kt := make([]string, 0, len(l.t.Load.Keys))
-		for _, i := range l.keyCols[:len(l.t.Load.Keys)] {
-			kt = append(kt, clean.FormatCell(l.rs.types[i], cells[i]))
-		}
-		up.updKeys = append(up.updKeys, kt)
+		up.updKeys = append(up.updKeys, l.keyTexts(cells))
 	} else {
 		up.res.Inserted++
 	}
@@ -359,6 +393,16 @@ func (l *loader) acceptUpsert(key [2]uint64, cells []clean.Cell) {
 			up.res.LateRows++
 		}
 	}
+	return false
+}
+
+// keyTexts are the canonical texts of a row's key.
+func (l *loader) keyTexts(cells []clean.Cell) []string {
+	kt := make([]string, 0, len(l.t.Load.Keys))
+	for _, i := range l.keyCols[:len(l.t.Load.Keys)] {
+		kt = append(kt, clean.FormatCell(l.rs.types[i], cells[i]))
+	}
+	return kt
 }
 
 // supersededRow reports whether the row just read is replaced by a later
@@ -388,7 +432,10 @@ func (l *loader) finishUpsert(ctx context.Context, tbl sink.Table) error {
 	up.res.DeletesChecked = true
 	up.res.SourceKeys = int64(len(up.srcKeys))
 	err := l.scanKeys(ctx, tbl, "", func(key []string, _ string) {
-		if _, ok := up.srcKeys[l.hashKey(key)]; !ok {
+		h := l.hashKey(key)
+		_, atSource := up.srcKeys[h]
+		_, marked := up.softDone[h] // deleted already, counted as soft-deleted
+		if !atSource && !marked {
 			up.delKeys = append(up.delKeys, slices.Clone(key))
 		}
 	})

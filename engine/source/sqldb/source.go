@@ -512,6 +512,12 @@ func sameKey(a, b source.Row, idx []int) bool {
 // in canonical text (nulls marked). Like Totals it must run before the
 // first Next. Delete detection compares them with the lake's keys.
 func (r *Reader) Keys(ctx context.Context, columns []string, fn func(vals []string, nulls []bool) error) error {
+	return r.KeysExcept(ctx, columns, "", fn)
+}
+
+// KeysExcept is Keys leaving out the rows whose boolean column flag is
+// true (rows marked deleted at the source); an empty flag leaves out none.
+func (r *Reader) KeysExcept(ctx context.Context, columns []string, flag string, fn func(vals []string, nulls []bool) error) error {
 	if r.closed {
 		return errors.New("sqldb: Keys on a closed reader")
 	}
@@ -542,7 +548,15 @@ func (r *Reader) Keys(ctx context.Context, columns []string, fn func(vals []stri
 	if err != nil {
 		return err
 	}
-	rows, err := r.conn.QueryContext(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM "+q)
+	where := ""
+	if flag != "" {
+		f, err := QuoteIdent(r.d, flag)
+		if err != nil {
+			return err
+		}
+		where = " WHERE " + f + " IS NOT TRUE"
+	}
+	rows, err := r.conn.QueryContext(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM "+q+where)
 	if err != nil {
 		return fmt.Errorf("sqldb: keys of %s: %w", r.unit, err)
 	}
