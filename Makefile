@@ -27,6 +27,8 @@ tui-test:
 	bash scripts/tui-test.sh
 
 ## bench: 1M-row load, rows/s, MB/s and peak memory, next to DuckDB;
+## a 1M-row PostgreSQL table into Iceberg next to COPY ... TO STDOUT of it
+## (skipped loudly without a server; DSN in LIMA_BENCH_POSTGRES_DSN);
 ## then the exception queue's list/filter/count over 1,000,000 exceptions
 bench:
 	cd bench && $(GO) run . $(BENCHFLAGS)

@@ -36,6 +36,10 @@ type options struct {
 	lima   string
 	repo   string
 	tee    bool
+	// PostgreSQL part (pg.go).
+	postgres   bool
+	pgRows     int64
+	pgParallel int
 }
 
 func main() {
@@ -59,12 +63,18 @@ func main() {
 	fs.StringVar(&o.lima, "lima", "", "use this lima-tui binary instead of building ./cmd/lima-tui")
 	fs.StringVar(&o.repo, "repo", "", "the Lima module folder (default: found above the current folder)")
 	fs.BoolVar(&o.tee, "v", false, "show the children's stderr (Lima's progress lines) as they run")
+	fs.BoolVar(&o.postgres, "postgres", true, "also load a generated PostgreSQL table and compare with COPY TO STDOUT (DSN in "+pgDSNEnv+", default the local server; skipped loudly when unreachable)")
+	fs.Int64Var(&o.pgRows, "pg-rows", 0, "rows of the PostgreSQL table (default: -rows)")
+	fs.IntVar(&o.pgParallel, "pg-parallel", 2, "max_parallel_reads of the PostgreSQL load")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: go run . [flags]   (from bench/)\n\nMeasures a Lima load of a generated dirty CSV next to DuckDB. Flags:\n")
 		fs.PrintDefaults()
 	}
 	fs.Parse(os.Args[1:])
-	if fs.NArg() > 0 || o.rows < 1 {
+	if o.pgRows <= 0 {
+		o.pgRows = o.rows
+	}
+	if fs.NArg() > 0 || o.rows < 1 || o.pgParallel < 1 {
 		fs.Usage()
 		os.Exit(2)
 	}
@@ -199,6 +209,9 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		if d.Err != nil {
 			return fmt.Errorf("the DuckDB comparison (%s) failed: %v", d.Variant, d.Err)
 		}
+	}
+	if o.postgres {
+		return runPostgres(ctx, o, root, lima, out)
 	}
 	return nil
 }

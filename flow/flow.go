@@ -193,6 +193,9 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 	if err := checkWindow(o.Plan, now(), o.Force); err != nil {
 		return nil, err
 	}
+	if err := checkTableWindows(o.Plan, o.Tables, now(), o.Force); err != nil {
+		return nil, err
+	}
 	// Gate 2 first (Preconditions): nothing is written unless every check passes.
 	if err := checkPreconditions(ctx, o); err != nil {
 		return nil, err
@@ -256,6 +259,7 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 		if err != nil {
 			rec = &gates.Reconciliation{Table: tr.Name, Status: gates.Fail, Checks: []gates.Finding{{Name: "read back", Status: gates.Fail, Detail: err.Error()}}}
 		}
+		addUpsertCheck(rec, tr)
 		recs[tr.Name] = rec
 	}
 	res.Finished = time.Now().UTC()

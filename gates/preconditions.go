@@ -205,6 +205,9 @@ func (pr Probe) sourceRoot(s *plan.Source) string {
 func (pr Probe) checkSource(ctx context.Context, p *plan.Plan, name string) Finding {
 	f := Finding{Name: "source " + name}
 	s := p.Sources[name]
+	if s != nil && s.IsDatabase() {
+		return pr.checkDatabaseSource(ctx, name, s)
+	}
 	if s == nil || s.Kind != plan.SourceFiles {
 		f.Status, f.Detail = Skip, "only sources of kind files are checked in this build"
 		return f
@@ -283,8 +286,7 @@ func (pr Probe) checkTable(ctx context.Context, p *plan.Plan, name string) Findi
 	t := p.Tables[name]
 	f := Finding{Name: "table " + name}
 	if s := p.Sources[t.Source.Name]; s.IsDatabase() {
-		f.Status, f.Detail = Skip, fmt.Sprintf("database table %s is checked when the load opens it", t.Source.Table)
-		return f
+		return pr.checkDatabaseTable(ctx, p, name)
 	}
 	if s := p.Sources[t.Source.Name]; s != nil && s3x.IsURI(s.Path) {
 		return pr.checkS3Table(ctx, p, name) // gates/aws.go

@@ -78,7 +78,7 @@ func sourceSum(st *run.SourceTotals, c string, t plan.Type, lake, side string) F
 	case st.Incomplete:
 		return warn("not decided: the read stopped early, so the lake holds part of the snapshot")
 	case st.RowsSkipped > 0:
-		return warn(fmt.Sprintf("not decided: %d rows were skipped (below the watermark) and are in the source sum but not in the lake", st.RowsSkipped))
+		return warn(fmt.Sprintf("not decided: %d rows were skipped (see rows_skipped_by_reason: below the watermark, superseded in the batch or soft-deleted) and are in the source sum but not in the lake", st.RowsSkipped))
 	case slices.Contains(st.Unaccounted, c):
 		return warn(fmt.Sprintf("not decided: a held-back row's %s is not a number, so its share of the source sum is unknown", c))
 	}

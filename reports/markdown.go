@@ -38,6 +38,23 @@ func Markdown(r *Report) string {
 			fmt.Fprintf(&b, "**Error:** %s\n\n", md(t.Error))
 		}
 		fmt.Fprintf(&b, "Load `%s`, watermark %s → %s.\n\n", t.LoadID, orDash(t.WatermarkBefore), orDash(t.WatermarkAfter))
+		if t.ReadNote != "" {
+			fmt.Fprintf(&b, "Source read: %s.\n\n", md(t.ReadNote))
+		}
+		if u := t.Upsert; u != nil {
+			fmt.Fprintf(&b, "Upsert: read from %s (lookback %s); %d inserted, %d updated, %d late rows caught by the lookback",
+				orDash(md(u.ReadFrom)), orDash(md(u.Lookback)), u.Inserted, u.Updated, u.LateRows)
+			if u.DeletesChecked {
+				fmt.Fprintf(&b, "; keys compared with the source: %d deleted", u.Deleted)
+			}
+			if u.SoftDeleted > 0 {
+				fmt.Fprintf(&b, "; %d deleted as marked at the source", u.SoftDeleted)
+			}
+			if u.DeleteNote != "" {
+				fmt.Fprintf(&b, "; %s", md(u.DeleteNote))
+			}
+			fmt.Fprintf(&b, "; %d lake rows replaced or removed.\n\n", u.RowsRemoved)
+		}
 		if len(t.SkippedBy) > 0 {
 			b.WriteString("Skipped rows: ")
 			var parts []string

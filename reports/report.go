@@ -113,6 +113,12 @@ type TableReport struct {
 	InputBytes      int64                         `json:"input_bytes"`
 	Seconds         float64                       `json:"seconds"`
 	Exceptions      []ExceptionView               `json:"exceptions_sample,omitempty"`
+	// Upsert: rows inserted vs updated, late rows the lookback caught,
+	// keys deleted at the source (mode upsert only).
+	Upsert *run.UpsertResult `json:"upsert,omitempty"`
+	// ReadNote: how a database table was read when parallel reads were
+	// asked for.
+	ReadNote string `json:"read_note,omitempty"`
 }
 
 // Normalization is one fix with its count.
@@ -168,6 +174,7 @@ func Build(p *plan.Plan, res *run.Result, recs map[string]*gates.Reconciliation)
 		if tr.Files == nil {
 			t.Files = []run.FileResult{}
 		}
+		t.Upsert, t.ReadNote = tr.Upsert, tr.ReadNote
 		if tr.Err != nil {
 			t.Error = tr.Err.Error()
 			r.Status = StatusFailed

@@ -148,6 +148,17 @@ type TableSource struct {
 	// connection's default; unused for SQLite).
 	Table  string `yaml:"table,omitempty"`
 	Schema string `yaml:"schema,omitempty"`
+	// SplitBy reads a database table in parallel ranges of this column
+	// (an integer, date or timestamp key the read is ordered by: the
+	// primary key's first column, or for mode upsert the first key), at
+	// most etl.max_parallel_reads (default 4) at once, all in one snapshot.
+	// PostgreSQL only; other databases read serially and say so.
+	SplitBy string `yaml:"split_by,omitempty"`
+	// Window is this table's own run window ("HH:MM-HH:MM" in the
+	// schedule's time zone) for a large read the database's owners agreed
+	// to: a run that includes the table is refused outside it unless
+	// forced (schedule.window still bounds the whole run).
+	Window string `yaml:"window,omitempty"`
 	// Format: csv, ndjson or parquet; default from the file extension.
 	Format string `yaml:"format,omitempty"`
 	CSV    CSV    `yaml:"csv,omitempty"`
@@ -200,13 +211,27 @@ type JoinKey struct {
 // LoadSpec is how a table is loaded (the load: block of a table). It is not
 // called Load because the package function Load reads a plan.
 type LoadSpec struct {
-	// Mode: full (default) or incremental.
+	// Mode: full (default), incremental or upsert (database sources).
 	Mode string `yaml:"mode,omitempty"`
 	// Keys is the primary key; unique within a load. Key columns are
 	// required (not null) whether or not they say so.
 	Keys []string `yaml:"keys,omitempty"`
 	// Watermark is the column whose maximum is committed with the data.
 	Watermark string `yaml:"watermark,omitempty"`
+	// Lookback (mode upsert) re-reads rows this far below the previous
+	// watermark, to catch rows committed late with an older value: a
+	// duration (10m, 2h, 1d) for a date or timestamp watermark, a count
+	// (1000) for a numeric one. Re-read rows replace themselves by key.
+	Lookback string `yaml:"lookback,omitempty"`
+	// DetectDeletes (mode upsert): "never" (default), "every_run", or a
+	// period (24h, 7d) between comparisons of every source key with the
+	// lake's keys; keys gone from the source are deleted from the lake.
+	DetectDeletes string `yaml:"detect_deletes,omitempty"`
+	// SoftDelete (mode upsert) names a boolean column the source sets to
+	// mark a row deleted: such a row's key is deleted from the lake (and
+	// the row skipped as soft_deleted), and delete detection counts only
+	// the keys not so marked.
+	SoftDelete string `yaml:"soft_delete,omitempty"`
 }
 
 // Check is a data-quality rule declared for a table.

@@ -513,8 +513,9 @@ func (v *validator) partitions(tp string, ti *tableInfo) {
 func (v *validator) load(tp string, ti *tableInfo) {
 	l := ti.t.Load
 	lp := tp + ".load"
-	v.enum(lp+".mode", l.Mode, "load mode", []string{ModeFull, ModeIncremental}, withDefault(ModeFull, ModeIncremental),
-		"cdc", "change_capture", "changes", "micro_batch", "microbatch", "append", "merge", "upsert")
+	v.enum(lp+".mode", l.Mode, "load mode", []string{ModeFull, ModeIncremental, ModeUpsert}, withDefault(ModeFull, ModeIncremental),
+		"cdc", "change_capture", "changes", "micro_batch", "microbatch", "append", "merge")
+	v.upsert(lp, ti)
 	if l.Mode == ModeIncremental && l.Watermark == "" {
 		v.add(lp+".watermark", "required for mode incremental: the column whose maximum marks what was loaded (a date, timestamp or increasing number)")
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/engine/sink"
 	"github.com/lima-lake/lima/engine/source"
 	"github.com/lima-lake/lima/engine/source/sqldb"
 )
@@ -163,7 +164,9 @@ func (l *loader) sourceTotals(ctx context.Context, u source.Unit, r *sqldb.Reade
 		l.heldSums[c] = &Sum{Type: l.rs.types[i], IsFloat: l.rs.types[i].Kind == plan.Double}
 	}
 	l.tr.SourceTotals = st
-	return nil
+	l.dbReader = r
+	// Delete detection reads the source's keys in the same snapshot.
+	return l.readSourceKeys(ctx, r)
 }
 
 // addHeld adds a held-back row's control values to the held sums; a value
@@ -217,4 +220,39 @@ func (l *loader) finishTotals() {
 		}
 	}
 	slices.Sort(st.Unaccounted)
+}
+
+// prepareDB sets up how a database table is read: parallel ranges
+// (source.split_by, capped by etl.max_parallel_reads) and, for mode
+// upsert, the read range and key order.
+func (l *loader) prepareDB(ctx context.Context, src source.Source, tbl sink.Table) error {
+	if d, ok := src.(*dbSource); ok && l.t.Source.SplitBy != "" {
+		col := l.t.Source.SplitBy
+		for i, c := range l.rs.cols {
+			if c == col {
+				col = l.rs.srcNames[i]
+			}
+		}
+		max := l.o.Plan.ETL.MaxParallelReads
+		if max <= 0 {
+			max = DefaultParallelReads
+		}
+		if err := d.SetParallel(d.unit, sqldb.Parallel{Column: col, Max: max}); err != nil {
+			return err
+		}
+	}
+	return l.prepareUpsert(ctx, src, tbl)
+}
+
+// DefaultParallelReads caps parallel range reads of one table when the
+// plan sets no etl.max_parallel_reads.
+const DefaultParallelReads = 4
+
+// finishDB records how the table was read and, for mode upsert, finds the
+// keys deleted at the source.
+func (l *loader) finishDB(ctx context.Context, tbl sink.Table) error {
+	if l.dbReader != nil {
+		l.tr.ReadNote = l.dbReader.ParallelNote()
+	}
+	return l.finishUpsert(ctx, tbl)
 }

@@ -169,6 +169,11 @@ type TableResult struct {
 	// Partition source columns.
 	PartitionColumns []string
 	Table            sink.Table
+	// Upsert is what a load of mode upsert did (nil otherwise).
+	Upsert *UpsertResult
+	// ReadNote says how a database table was read when parallel reads
+	// were asked for (in how many ranges, or why serially).
+	ReadNote string
 }
 
 // Balanced reports whether the conservation identity holds.
@@ -509,6 +514,10 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 		}
 	}
 	defer l.caster.Release()
+	if err := l.prepareDB(ctx, src, tbl); err != nil {
+		tr.Err = err
+		return
+	}
 
 	// Read and cast on this goroutine's child; the sink consumes batches
 	// from a bounded channel, so memory stays flat whatever the input size.
@@ -574,11 +583,17 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 			tr.RowsRead, tr.RowsLoaded, tr.RowsQuarantined, tr.RowsSkipped, tr.Source.Rows)
 		return
 	}
+	if err := l.finishDB(ctx, tbl); err != nil {
+		_ = staged.Discard(context.WithoutCancel(ctx))
+		_ = o.Quarantine.Discard(context.WithoutCancel(ctx), name, tr.LoadID)
+		tr.Err = err
+		return
+	}
 	// Nothing to add and nothing to replace (every row held back, or no
 	// rows, on a table that has no snapshot yet; or an append of nothing):
 	// no snapshot is made, and the exceptions are published now — they
 	// are the whole outcome of this load.
-	if staged.Rows() == 0 && (tr.Mode != "full" || !hasCur) {
+	if staged.Rows() == 0 && (tr.Mode != "full" || !hasCur) && !l.pendingDeletes() {
 		_ = staged.Discard(context.WithoutCancel(ctx))
 		if err := o.Quarantine.Publish(ctx, name, tr.LoadID); err != nil {
 			tr.Err = err
@@ -609,7 +624,7 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 	}
 	faultpoint.Hit("before-commit")
 	prog.Phase.Store("committing")
-	c, err := tbl.Commit(ctx, staged, sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID, Watermark: tr.WatermarkAfter, Replace: tr.Mode == "full"})
+	c, err := l.commit(ctx, tbl, staged, sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID, Watermark: tr.WatermarkAfter, Replace: tr.Mode == "full"})
 	if err != nil {
 		// The files stay orphaned only if the outcome is unknown; Commit
 		// already looked for the load id, so here nothing is visible.
@@ -988,6 +1003,10 @@ type loader struct {
 	nulls     []bool
 	// heldSums sum the held-back rows' control values of a database source.
 	heldSums map[string]*Sum
+	// up is the state of a load of mode upsert (nil otherwise).
+	up *upsert
+	// dbReader is the database reader of the load (nil for files).
+	dbReader *sqldb.Reader
 }
 
 func newLoader(ctx context.Context, o Options, tr *TableResult, t *plan.Table, rs *resolved, tbl sink.Table, prog *TableProgress) (*loader, error) {
@@ -1281,6 +1300,10 @@ func (l *loader) readUnit(ctx context.Context, src source.Source, u source.Unit,
 		l.tr.RowsRead++
 		l.prog.RowsRead.Add(1)
 		l.prog.Bytes.Add(int64(len(row.Raw) + 1))
+		if l.supersededRow(rd) {
+			l.skip(SkipSuperseded)
+			continue
+		}
 		switch row.Kind {
 		case source.Header:
 			l.skip(SkipHeader)
@@ -1446,6 +1469,10 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 	}
 	if len(l.keyCols) > 0 {
 		l.keys[key] = struct{}{}
+	}
+	if l.up != nil && l.acceptUpsert(key, cells) {
+		l.skip(SkipSoftDeleted)
+		return nil
 	}
 	l.stats.add(cells, row.Loc)
 	l.caster.Accept()

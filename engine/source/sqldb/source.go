@@ -17,12 +17,22 @@ import (
 )
 
 // ReadRange limits a read to rows whose Column is greater than After (an
-// incremental load from a watermark). After is bound as a parameter, never
-// spliced into the SQL. An empty After reads every row, still ordered by
-// Column.
+// incremental load from a watermark), or at least From (an upsert's
+// watermark minus its lookback: >=, so rows equal to the previous maximum
+// are read again rather than lost). Bounds are bound as parameters, never
+// spliced into the SQL: After as text, From as the Go value given
+// (time.Time, int64 or string). An empty After and a nil From read every
+// row, still ordered by Column.
+//
+// OrderKeys orders the rows by these key columns first (then Column), so
+// rows of one key are adjacent and Reader.Superseded can tell which of
+// them a later row replaces. Column may be empty when only OrderKeys is
+// wanted.
 type ReadRange struct {
-	Column string
-	After  string
+	Column    string
+	After     string
+	From      any
+	OrderKeys []string
 }
 
 // Table names one table to read.
@@ -47,6 +57,8 @@ type Source struct {
 	db     *sql.DB
 	tables []Table
 	ranges map[string]ReadRange // by unit name
+	// parallel: range reads by unit name (SetParallel).
+	parallel map[string]Parallel
 }
 
 // New returns a Source over tables of db (dialect Postgres, MySQL or
@@ -68,15 +80,35 @@ func New(d Dialect, db *sql.DB, tables []Table, ranges map[string]ReadRange) (*S
 		}
 		seen[t.UnitName()] = true
 	}
+	s := &Source{d: d, db: db, tables: slices.Clone(tables), ranges: map[string]ReadRange{}, parallel: map[string]Parallel{}}
 	for name, r := range ranges {
-		if !seen[name] {
-			return nil, fmt.Errorf("sqldb: range for unknown table %q", name)
-		}
-		if _, err := QuoteIdent(d, r.Column); err != nil {
-			return nil, fmt.Errorf("sqldb: range of %q: %w", name, err)
+		if err := s.SetRange(name, r); err != nil {
+			return nil, err
 		}
 	}
-	return &Source{d: d, db: db, tables: slices.Clone(tables), ranges: ranges}, nil
+	return s, nil
+}
+
+// SetRange sets (or replaces) the read range of the table with unit name
+// (schema.table); readers opened afterwards use it.
+func (s *Source) SetRange(unit string, r ReadRange) error {
+	if !slices.ContainsFunc(s.tables, func(t Table) bool { return t.UnitName() == unit }) {
+		return fmt.Errorf("sqldb: range for unknown table %q", unit)
+	}
+	if r.Column == "" && (r.After != "" || r.From != nil) {
+		return fmt.Errorf("sqldb: range of %q has a bound but no column", unit)
+	}
+	for _, c := range append([]string{r.Column}, r.OrderKeys...) {
+		if c == "" && len(r.OrderKeys) > 0 {
+			continue
+		}
+		if _, err := QuoteIdent(s.d, c); err != nil {
+			return fmt.Errorf("sqldb: range of %q: %w", unit, err)
+		}
+	}
+	r.OrderKeys = slices.Clone(r.OrderKeys)
+	s.ranges[unit] = r
+	return nil
 }
 
 // List returns the tables whose unit name equals or matches a glob (path.Match; "*"
@@ -131,10 +163,13 @@ func (s *Source) OpenTable(ctx context.Context, u source.Unit) (*Reader, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", source.ErrUnreadable, u.Name, err)
 	}
-	r := &Reader{d: s.d, unit: u.Name, info: info, findings: info.Findings}
+	r := &Reader{d: s.d, unit: u.Name, info: info, findings: info.Findings, db: s.db}
+	if p, ok := s.parallel[u.Name]; ok {
+		r.parWant = &p
+	}
 	if rg, ok := s.ranges[u.Name]; ok {
 		r.rng = &rg
-		if !slices.ContainsFunc(info.Columns, func(c ColumnInfo) bool { return c.Name == rg.Column }) {
+		if rg.Column != "" && !slices.ContainsFunc(info.Columns, func(c ColumnInfo) bool { return c.Name == rg.Column }) {
 			return nil, fmt.Errorf("%w: %s: watermark column %q not found", source.ErrUnreadable, u.Name, rg.Column)
 		}
 	}
@@ -142,6 +177,15 @@ func (s *Source) OpenTable(ctx context.Context, u source.Unit) (*Reader, error) 
 		if c.PlanType != "" {
 			r.cols = append(r.cols, c)
 			r.names = append(r.names, c.Name)
+		}
+	}
+	if r.rng != nil {
+		for _, k := range r.rng.OrderKeys {
+			i := slices.Index(r.names, k)
+			if i < 0 {
+				return nil, fmt.Errorf("%w: %s: key column %q not found among the readable columns", source.ErrUnreadable, u.Name, k)
+			}
+			r.keyIdx = append(r.keyIdx, i)
 		}
 	}
 	if err := r.begin(ctx, s.db); err != nil {
@@ -186,6 +230,19 @@ type Reader struct {
 	names    []string
 	findings []Finding
 	rng      *ReadRange
+	keyIdx   []int // positions of rng.OrderKeys in cols
+
+	// Lookahead (only with OrderKeys): the row after the one Next
+	// returned, and whether that row replaces it.
+	peek       *source.Row
+	peekErr    error
+	superseded bool
+
+	// Parallel range reads (see Source.SetParallel).
+	db      *sql.DB
+	parWant *Parallel
+	par     *parallelRead
+	parNote string
 
 	conn    *sql.Conn
 	rows    *sql.Rows
@@ -244,7 +301,12 @@ func (r *Reader) begin(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
-func (r *Reader) from() (string, []any, error) {
+func (r *Reader) from() (string, []any, error) { return r.fromWhere(nil) }
+
+// fromWhere is the FROM clause with the range condition and, when extra is
+// given, a further condition ANDed to it; extra receives the number of its
+// first placeholder.
+func (r *Reader) fromWhere(extra func(first int) (string, []any)) (string, []any, error) {
 	schema := r.info.Schema
 	if r.d == SQLite {
 		schema = ""
@@ -255,13 +317,27 @@ func (r *Reader) from() (string, []any, error) {
 	}
 	sqlText := " FROM " + q
 	var args []any
-	if r.rng != nil && r.rng.After != "" {
+	if r.rng != nil && (r.rng.After != "" || r.rng.From != nil) {
 		c, err := QuoteIdent(r.d, r.rng.Column)
 		if err != nil {
 			return "", nil, err
 		}
-		sqlText += " WHERE " + c + " > " + placeholder(r.d, 1)
-		args = append(args, r.rng.After)
+		if r.rng.From != nil {
+			sqlText += " WHERE " + c + " >= " + placeholder(r.d, 1)
+			args = append(args, r.rng.From)
+		} else {
+			sqlText += " WHERE " + c + " > " + placeholder(r.d, 1)
+			args = append(args, r.rng.After)
+		}
+	}
+	if extra != nil {
+		cond, xargs := extra(len(args) + 1)
+		if len(args) == 0 {
+			sqlText += " WHERE (" + cond + ")"
+		} else {
+			sqlText += " AND (" + cond + ")"
+		}
+		args = append(args, xargs...)
 	}
 	return sqlText, args, nil
 }
@@ -273,19 +349,56 @@ func (r *Reader) selectExpr(c ColumnInfo) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if r.d == Postgres {
+	switch r.d {
+	case Postgres:
 		switch {
 		case c.Array:
 			return "array_to_json(" + q + ")::text", nil
 		case c.DBType == "money":
 			return q + "::numeric(19,2)::text", nil
 		}
+	case SQLServer:
+		// datetimeoffset as ISO 8601 in UTC; time of day as text.
+		switch {
+		case strings.HasPrefix(c.DBType, "datetimeoffset"):
+			return "CONVERT(VARCHAR(40), SWITCHOFFSET(" + q + ", 0), 127)", nil
+		case strings.HasPrefix(c.DBType, "time"):
+			return "CONVERT(VARCHAR(20), " + q + ", 114)", nil
+		}
+	case Oracle:
+		// Zoned timestamps in UTC; NUMBER without precision and intervals
+		// as their exact text.
+		switch {
+		case strings.HasPrefix(c.DBType, "timestamp") && strings.Contains(c.DBType, "time zone"):
+			return "TO_CHAR(SYS_EXTRACT_UTC(" + q + `), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"')`, nil
+		case c.PlanType == "string" && (c.DBType == "number" || strings.HasPrefix(c.DBType, "interval")):
+			return "TO_CHAR(" + q + ")", nil
+		}
 	}
 	return q, nil
 }
 
 // Query is the SELECT the reader runs and its bind parameters.
-func (r *Reader) Query() (string, []any, error) {
+func (r *Reader) Query() (string, []any, error) { return r.query(nil) }
+
+// orderColumns are the columns of the read's ORDER BY, in order.
+func (r *Reader) orderColumns() []string {
+	var order []string
+	if r.rng != nil {
+		order = append(order, r.rng.OrderKeys...)
+		if r.rng.Column != "" && !slices.Contains(order, r.rng.Column) {
+			order = append(order, r.rng.Column)
+		}
+	}
+	for _, k := range r.info.PrimaryKey {
+		if !slices.Contains(order, k) {
+			order = append(order, k)
+		}
+	}
+	return order
+}
+
+func (r *Reader) query(extra func(first int) (string, []any)) (string, []any, error) {
 	if len(r.cols) == 0 {
 		return "", nil, fmt.Errorf("no readable columns")
 	}
@@ -297,19 +410,11 @@ func (r *Reader) Query() (string, []any, error) {
 		}
 		exprs[i] = e
 	}
-	from, args, err := r.from()
+	from, args, err := r.fromWhere(extra)
 	if err != nil {
 		return "", nil, err
 	}
-	var order []string
-	if r.rng != nil {
-		order = append(order, r.rng.Column)
-	}
-	for _, k := range r.info.PrimaryKey {
-		if !slices.Contains(order, k) {
-			order = append(order, k)
-		}
-	}
+	order := r.orderColumns()
 	q := "SELECT " + strings.Join(exprs, ", ") + from
 	if len(order) > 0 {
 		for i, o := range order {
@@ -340,22 +445,7 @@ func (r *Reader) Totals(ctx context.Context, columns []string) (int64, map[strin
 			}
 		}
 	}
-	exprs := []string{"count(*)"}
-	for _, c := range columns {
-		q, err := QuoteIdent(r.d, c)
-		if err != nil {
-			return 0, nil, err
-		}
-		switch r.d {
-		case Postgres:
-			exprs = append(exprs, "CAST(SUM("+q+") AS TEXT)")
-		case MySQL:
-			exprs = append(exprs, "CAST(SUM("+q+") AS CHAR)")
-		default:
-			exprs = append(exprs, "CAST(SUM("+q+") AS TEXT)")
-		}
-	}
-	from, args, err := r.from()
+	query, args, err := r.TotalsQuery(columns)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -364,7 +454,7 @@ func (r *Reader) Totals(ctx context.Context, columns []string) (int64, map[strin
 	for i := range vals {
 		dest = append(dest, &vals[i])
 	}
-	if err := r.conn.QueryRowContext(ctx, "SELECT "+strings.Join(exprs, ", ")+from, args...).Scan(dest...); err != nil {
+	if err := r.conn.QueryRowContext(ctx, query, args...).Scan(dest...); err != nil {
 		return 0, nil, fmt.Errorf("sqldb: totals of %s: %w", r.unit, err)
 	}
 	sums := map[string]string{}
@@ -380,11 +470,144 @@ func (r *Reader) Totals(ctx context.Context, columns []string) (int64, map[strin
 // Next returns the next row: Kind Data, Values in canonical text, Nulls
 // for SQL NULL, Loc.Row the 1-based row number, Raw nil.
 func (r *Reader) Next() (source.Row, error) {
+	if len(r.keyIdx) == 0 {
+		return r.next()
+	}
+	// Rows are ordered by key: look one row ahead to see whether the next
+	// row has the same key (and so replaces this one).
+	if r.peek == nil && r.peekErr == nil {
+		row, err := r.next()
+		r.peek, r.peekErr = &row, err
+	}
+	if r.peekErr != nil {
+		r.superseded = false
+		return source.Row{}, r.peekErr
+	}
+	cur := *r.peek
+	row, err := r.next()
+	r.peek, r.peekErr = &row, err
+	r.superseded = err == nil && sameKey(cur, row, r.keyIdx)
+	return cur, nil
+}
+
+// Superseded reports whether the row Next returned last has the same key
+// as the row after it — a later version of the same key in read order
+// (rows are ordered by ReadRange.OrderKeys, then the watermark column, then
+// the primary key), which replaces it. Always false without OrderKeys.
+func (r *Reader) Superseded() bool { return r.superseded }
+
+func sameKey(a, b source.Row, idx []int) bool {
+	for _, i := range idx {
+		an := a.Nulls != nil && a.Nulls[i]
+		bn := b.Nulls != nil && b.Nulls[i]
+		if an || bn || a.Values[i] != b.Values[i] {
+			return false // a null key identifies nothing
+		}
+	}
+	return true
+}
+
+// Keys reads the given key columns of every row of the table (ignoring the
+// read range) in the reader's snapshot and calls fn with each row's values
+// in canonical text (nulls marked). Like Totals it must run before the
+// first Next. Delete detection compares them with the lake's keys.
+func (r *Reader) Keys(ctx context.Context, columns []string, fn func(vals []string, nulls []bool) error) error {
+	return r.KeysExcept(ctx, columns, "", fn)
+}
+
+// KeysExcept is Keys leaving out the rows whose boolean column flag is
+// true (rows marked deleted at the source); an empty flag leaves out none.
+func (r *Reader) KeysExcept(ctx context.Context, columns []string, flag string, fn func(vals []string, nulls []bool) error) error {
+	if r.closed {
+		return errors.New("sqldb: Keys on a closed reader")
+	}
+	if r.started {
+		return errors.New("sqldb: Keys must run before the first Next (one statement at a time per snapshot connection)")
+	}
+	var exprs, types []string
+	for _, k := range columns {
+		i := slices.Index(r.names, k)
+		if i < 0 {
+			return fmt.Errorf("sqldb: key column %q is not a readable column of %s", k, r.unit)
+		}
+		e, err := r.selectExpr(r.cols[i])
+		if err != nil {
+			return err
+		}
+		exprs = append(exprs, e)
+		types = append(types, r.cols[i].PlanType)
+	}
+	if len(exprs) == 0 {
+		return errors.New("sqldb: Keys needs at least one column")
+	}
+	schema := r.info.Schema
+	if r.d == SQLite {
+		schema = ""
+	}
+	q, err := QuoteQualified(r.d, schema, r.info.Name)
+	if err != nil {
+		return err
+	}
+	where := ""
+	if flag != "" {
+		f, err := QuoteIdent(r.d, flag)
+		if err != nil {
+			return err
+		}
+		where = " WHERE " + f + " IS NOT TRUE"
+	}
+	rows, err := r.conn.QueryContext(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM "+q+where)
+	if err != nil {
+		return fmt.Errorf("sqldb: keys of %s: %w", r.unit, err)
+	}
+	defer rows.Close()
+	dest := make([]any, len(exprs))
+	for i := range dest {
+		dest[i] = new(any)
+	}
+	vals := make([]string, len(exprs))
+	nulls := make([]bool, len(exprs))
+	for n := 0; rows.Next(); n++ {
+		if n&4095 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return fmt.Errorf("sqldb: keys of %s: %w", r.unit, err)
+		}
+		for i := range dest {
+			v := *(dest[i].(*any))
+			nulls[i] = v == nil
+			vals[i] = ""
+			if v != nil {
+				vals[i] = Text(types[i], v)
+			}
+		}
+		if err := fn(vals, nulls); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqldb: keys of %s: %w", r.unit, err)
+	}
+	return nil
+}
+
+func (r *Reader) next() (source.Row, error) {
 	if r.closed {
 		return source.Row{}, errors.New("sqldb: Next on a closed reader")
 	}
 	if r.eof {
 		return source.Row{}, io.EOF
+	}
+	if !r.started && r.parWant != nil {
+		ok, err := r.startParallel(context.Background())
+		if err != nil {
+			return source.Row{}, fmt.Errorf("%w: %s: %v", source.ErrUnreadable, r.unit, err)
+		}
+		r.started = ok
+	}
+	if r.par != nil {
+		return r.parNext()
 	}
 	if !r.started {
 		r.started = true
@@ -414,9 +637,17 @@ func (r *Reader) Next() (source.Row, error) {
 		return source.Row{}, fmt.Errorf("sqldb: %s: %w", r.unit, err)
 	}
 	r.n++
-	row := source.Row{Kind: source.Data, Values: make([]string, len(r.cols)), Loc: source.Locator{Unit: r.unit, Row: r.n}}
+	row := r.convert(r.dest)
+	row.Loc.Row = r.n
+	return row, nil
+}
+
+// convert turns scanned driver values into a row (Loc.Row left to the
+// caller).
+func (r *Reader) convert(dest []any) source.Row {
+	row := source.Row{Kind: source.Data, Values: make([]string, len(r.cols)), Loc: source.Locator{Unit: r.unit}}
 	for i, c := range r.cols {
-		v := *(r.dest[i].(*any))
+		v := *(dest[i].(*any))
 		if v == nil {
 			if row.Nulls == nil {
 				row.Nulls = make([]bool, len(r.cols))
@@ -426,7 +657,7 @@ func (r *Reader) Next() (source.Row, error) {
 		}
 		row.Values[i] = Text(c.PlanType, v)
 	}
-	return row, nil
+	return row
 }
 
 // Close ends the transaction (ROLLBACK: it only read) and returns the
@@ -437,6 +668,9 @@ func (r *Reader) Close() error {
 	}
 	r.closed = true
 	var errs []error
+	if r.par != nil {
+		errs = append(errs, r.par.stop())
+	}
 	if r.rows != nil {
 		errs = append(errs, r.rows.Close())
 	}
@@ -571,4 +805,43 @@ func padScale(s string, scale int) string {
 		return intPart
 	}
 	return intPart + "." + frac
+}
+
+// TotalsQuery is the statement Totals runs: the row count and the exact
+// sum of each column, as text, over the read's range. SQL Server counts
+// with COUNT_BIG and sums in DECIMAL(38,s) (its SUM of an int would
+// overflow at 2^31); Oracle's NUMBER sums exactly.
+func (r *Reader) TotalsQuery(columns []string) (string, []any, error) {
+	count := "count(*)"
+	if r.d == SQLServer {
+		count = "COUNT_BIG(*)"
+	}
+	exprs := []string{count}
+	for _, c := range columns {
+		q, err := QuoteIdent(r.d, c)
+		if err != nil {
+			return "", nil, err
+		}
+		switch r.d {
+		case MySQL:
+			exprs = append(exprs, "CAST(SUM("+q+") AS CHAR)")
+		case SQLServer:
+			scale := 0
+			for _, ci := range r.cols {
+				if ci.Name == c {
+					scale, _ = decimalScale(ci.PlanType)
+				}
+			}
+			exprs = append(exprs, fmt.Sprintf("CAST(SUM(CAST(%s AS DECIMAL(38,%d))) AS VARCHAR(50))", q, scale))
+		case Oracle:
+			exprs = append(exprs, "TO_CHAR(SUM("+q+"))")
+		default:
+			exprs = append(exprs, "CAST(SUM("+q+") AS TEXT)")
+		}
+	}
+	from, args, err := r.from()
+	if err != nil {
+		return "", nil, err
+	}
+	return "SELECT " + strings.Join(exprs, ", ") + from, args, nil
 }
