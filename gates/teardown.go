@@ -160,7 +160,7 @@ type Inventory struct {
 	Prefixes []PrefixInventory `json:"prefixes,omitempty"`
 	State    StateInventory    `json:"state"`
 	Kept     []KeptItem        `json:"kept"`
-	Total  InventoryTotals `json:"total"`
+	Total    InventoryTotals   `json:"total"`
 	// Findings: a failed one blocks the teardown; a warning says what is
 	// kept and why.
 	Findings []Finding `json:"findings"`
@@ -695,7 +695,7 @@ type bases struct {
 	lockFile                   string
 	s3                         *s3loc    // an S3 warehouse
 	s3Tables                   []s3Table // table prefixes found in the catalog
-	protected                  []string // resolved
+	protected                  []string  // resolved
 }
 
 func newBases(s TeardownScope) (*bases, error) {
