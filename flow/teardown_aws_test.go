@@ -329,3 +329,59 @@ func TestS3DemoTeardown(t *testing.T) {
 		})
 	}
 }
+
+// TestTeardownHiveLocal: without a catalog, the hive tables are the
+// folders under <lake>/<namespace>/. The plan's table folders (and their
+// manifests) go; a folder Lima did not create (no _lima/, not in the plan)
+// stays, and with it the namespace folder.
+func TestTeardownHiveLocal(t *testing.T) {
+	ws, p := hiveDemo(t, "")
+	if r := runOnce(t, ws, p, flow.RunOptions{}).Report; r.Status != reports.StatusOK {
+		t.Fatalf("status %s", r.Status)
+	}
+	nsDir := filepath.Join(ws.Warehouse(p), p.Namespace())
+	planFiles := 0
+	for _, v := range listing(t, nsDir) {
+		if strings.HasPrefix(v, "file ") {
+			planFiles++
+		}
+	}
+	foreign := filepath.Join(nsDir, "foreign", "part.parquet")
+	if err := os.MkdirAll(filepath.Dir(foreign), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(foreign, []byte("not Lima's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inv, err := flow.TeardownInventory(context.Background(), teardownOpts(ws, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed int64
+	tables := 0
+	for _, a := range inv.Areas {
+		if a.Kind == gates.AreaTable {
+			listed += a.Files
+			tables++
+		}
+		if a.Kind == gates.AreaNamespace {
+			t.Errorf("the namespace folder is in the blast radius though it holds a foreign folder")
+		}
+	}
+	if listed != int64(planFiles) || planFiles == 0 || tables != len(p.Tables) || inv.Total.Tables != len(p.Tables) {
+		t.Errorf("blast radius: %d files in %d table folders (%d tables in all); the plan wrote %d files for %d tables", listed, tables, inv.Total.Tables, planFiles, len(p.Tables))
+	}
+	_, res, err := flow.Teardown(context.Background(), teardownOpts(ws, p), p.Platform.Prefix)
+	if err != nil {
+		t.Fatalf("teardown: %v\n%s", err, res.Summary())
+	}
+	left := listing(t, nsDir)
+	for rel, v := range left {
+		if v != "dir" && rel != filepath.Join("foreign", "part.parquet") {
+			t.Errorf("%s survived", rel)
+		}
+	}
+	if b, err := os.ReadFile(foreign); err != nil || string(b) != "not Lima's" {
+		t.Errorf("the foreign folder: %q %v", b, err)
+	}
+}
