@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/sink/hivesink"
+	"github.com/lima-lake/lima/engine/sink/icesink"
 	"github.com/lima-lake/lima/gates"
 	"github.com/lima-lake/lima/internal/s3x"
 )
@@ -146,6 +148,25 @@ func awsTeardownScope(ctx context.Context, p *plan.Plan, s *gates.TeardownScope)
 			}
 		case plan.CatalogSQLite:
 			s.CatalogKind = "none (Hive-style folders)"
+		}
+	}
+	if p.Pattern() != plan.PatternHive && p.Catalog() == plan.CatalogGlue {
+		// Iceberg tables in Glue: iceberg-go's Glue catalog, opened as icesink
+		// opens it (the warehouse as a URI, so no folder is created).
+		handled = true
+		s.CatalogKind = "glue"
+		wh := s.Warehouse
+		if !hasScheme(wh) {
+			if abs, err := filepath.Abs(wh); err == nil {
+				wh = "file://" + filepath.ToSlash(abs)
+			}
+		}
+		sk, err := icesink.OpenGlue(ctx, icesink.Options{Warehouse: wh}, icesink.AWSOptions{Region: p.Platform.Region, GlueEndpoint: p.Storage.GlueEndpoint,
+			Warehouse: wh, IOProps: awsIOProps(p)})
+		if err != nil {
+			s.CatalogErr = err
+		} else {
+			s.Catalog = sk.Catalog()
 		}
 	}
 	if s3x.IsURI(s.Warehouse) {

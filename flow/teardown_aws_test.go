@@ -178,8 +178,14 @@ func TestS3DemoTeardown(t *testing.T) {
 	local := runOnce(t, lws, lp, flow.RunOptions{})
 	want, _ := readReportNumbers(t, local.ReportPath)
 
-	for _, pattern := range []string{plan.PatternIceberg, plan.PatternHive} {
-		t.Run(pattern, func(t *testing.T) {
+	for _, v := range []struct{ pattern, catalog string }{{plan.PatternIceberg, ""}, {plan.PatternHive, ""}, {plan.PatternIceberg, plan.CatalogGlue}} {
+		pattern := v.pattern
+		t.Run(pattern+"/"+v.catalog, func(t *testing.T) {
+			var srv *gluetest.Server
+			if v.catalog == plan.CatalogGlue {
+				srv = gluetest.New(t)
+				t.Setenv("AWS_ENDPOINT_URL_GLUE", srv.URL())
+			}
 			bucket := s3test.Bucket(t, cl)
 			dir := t.TempDir()
 			root := "s3://" + bucket + "/erp_quality"
@@ -191,8 +197,12 @@ func TestS3DemoTeardown(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if pattern == plan.PatternHive {
-				p.Platform.Pattern = plan.PatternHive
+			if pattern == plan.PatternHive || v.catalog != "" {
+				p.Platform.Pattern = pattern
+				if v.catalog != "" {
+					// The loopback server signs for its own region.
+					p.Platform.Catalog, p.Platform.Region = v.catalog, s3test.Config().Region
+				}
 				if err := p.Validate(); err != nil {
 					t.Fatal(err)
 				}
@@ -294,9 +304,25 @@ func TestS3DemoTeardown(t *testing.T) {
 				t.Errorf("summary does not show %s:\n%s", nsFolder, s)
 			}
 
+			if srv != nil {
+				// Every base table of the report and the marts Lima built.
+				if n := len(srv.Tables(p.Namespace())); n < len(want) || inv.Catalog.DropTables != n || !inv.Catalog.DropNamespace {
+					t.Errorf("Glue holds %v; the blast radius drops %d tables (namespace %v)", srv.Tables(p.Namespace()), inv.Catalog.DropTables, inv.Catalog.DropNamespace)
+				}
+				srv.PutDatabase(gluetest.Database{Name: "other_db"})
+				srv.PutTable("other_db", gluetest.Table{Name: "keep_me"})
+			}
 			_, res, err := flow.Teardown(ctx, teardownOpts(ws, p), p.Platform.Prefix)
 			if err != nil {
 				t.Fatalf("teardown: %v\n%s", err, res.Summary())
+			}
+			if srv != nil {
+				if _, ok := srv.Database(p.Namespace()); ok {
+					t.Errorf("the Glue database %s survived with %v", p.Namespace(), srv.Tables(p.Namespace()))
+				}
+				if _, ok := srv.Table("other_db", "keep_me"); !ok {
+					t.Error("the unrelated Glue table was removed")
+				}
 			}
 			after, err := cl.List(ctx, bucket, "")
 			if err != nil {
