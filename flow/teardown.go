@@ -151,7 +151,7 @@ func teardownScope(ctx context.Context, o TeardownOptions) (gates.TeardownScope,
 	if awsCatalog {
 		// Hive-style tables in Glue: no Iceberg catalog to open.
 	} else if s.CatalogKind != plan.CatalogSQLite && s.Layout != gates.LayoutHive {
-		s.CatalogErr = fmt.Errorf("a %s catalog cannot be torn down by this build (only the embedded SQLite catalog)", s.CatalogKind)
+		s.CatalogErr = fmt.Errorf("a %s catalog cannot be torn down by this build (only the embedded SQLite catalog and Glue)", s.CatalogKind)
 	} else if fi, err := os.Stat(s.CatalogFile); err == nil && fi.Mode().IsRegular() {
 		cat, db, err := openCatalogNoCreate(s.CatalogFile, s.Warehouse)
 		if err != nil {
