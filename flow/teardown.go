@@ -100,6 +100,26 @@ func BlastRadiusGrew(shown, fresh *gates.Inventory) []string {
 			out = append(out, a.Path)
 		}
 	}
+	for _, p := range fresh.Prefixes {
+		i := slices.IndexFunc(shown.Prefixes, func(s gates.PrefixInventory) bool { return s.URI == p.URI })
+		if i < 0 {
+			out = append(out, p.URI)
+			continue
+		}
+		known := map[string]bool{}
+		for _, k := range shown.Prefixes[i].Keys {
+			known[k] = true
+		}
+		n := 0
+		for _, k := range p.Keys {
+			if !known[k] {
+				n++
+			}
+		}
+		if n > 0 {
+			out = append(out, fmt.Sprintf("%d new object(s) under %s", n, p.URI))
+		}
+	}
 	if fresh.Catalog.DropNamespace && !shown.Catalog.DropNamespace {
 		out = append(out, "namespace "+fresh.Namespace)
 	}

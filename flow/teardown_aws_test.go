@@ -411,3 +411,19 @@ func TestTeardownHiveLocal(t *testing.T) {
 		t.Errorf("the foreign folder: %q %v", b, err)
 	}
 }
+
+// TestBlastRadiusGrewCountsNewObjects: an object that appeared under a
+// shown prefix, or a prefix not shown, makes the fresh blast radius larger
+// than what the person confirmed.
+func TestBlastRadiusGrewCountsNewObjects(t *testing.T) {
+	shown := &gates.Inventory{Prefixes: []gates.PrefixInventory{{URI: "s3://b/lake/ns/", Keys: []string{"lake/ns/a", "lake/ns/b"}}}}
+	same := &gates.Inventory{Prefixes: []gates.PrefixInventory{{URI: "s3://b/lake/ns/", Keys: []string{"lake/ns/a"}}}}
+	if got := flow.BlastRadiusGrew(shown, same); len(got) != 0 {
+		t.Errorf("a smaller radius grew: %v", got)
+	}
+	more := &gates.Inventory{Prefixes: []gates.PrefixInventory{{URI: "s3://b/lake/ns/", Keys: []string{"lake/ns/a", "lake/ns/c"}}, {URI: "s3://b/lake/raw/", Keys: []string{"lake/raw/x"}}}}
+	got := flow.BlastRadiusGrew(shown, more)
+	if strings.Join(got, "|") != "1 new object(s) under s3://b/lake/ns/|s3://b/lake/raw/" {
+		t.Errorf("grew %v", got)
+	}
+}
