@@ -9,6 +9,7 @@ import (
 
 	"github.com/lima-lake/lima/engine/sink"
 	"github.com/lima-lake/lima/engine/sink/hivesink"
+	"github.com/lima-lake/lima/engine/sink/sinktest"
 	"github.com/lima-lake/lima/internal/s3test"
 )
 
@@ -95,4 +96,20 @@ func TestInterruptedPublishOnS3(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestConformanceOnS3 runs the sink conformance suite with the warehouse on
+// the loopback S3 server.
+func TestConformanceOnS3(t *testing.T) {
+	cl := s3test.Client(t)
+	s3test.SetEnv(t)
+	sinktest.Run(t, func(t *testing.T) sink.Sink {
+		bucket := s3test.Bucket(t, cl)
+		sk, err := hivesink.Open(context.Background(), hivesink.Options{Warehouse: "s3://" + bucket + "/lake"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sk.Close() })
+		return sk
+	})
 }
