@@ -100,6 +100,26 @@ func BlastRadiusGrew(shown, fresh *gates.Inventory) []string {
 			out = append(out, a.Path)
 		}
 	}
+	for _, p := range fresh.Prefixes {
+		i := slices.IndexFunc(shown.Prefixes, func(s gates.PrefixInventory) bool { return s.URI == p.URI })
+		if i < 0 {
+			out = append(out, p.URI)
+			continue
+		}
+		known := map[string]bool{}
+		for _, k := range shown.Prefixes[i].Keys {
+			known[k] = true
+		}
+		n := 0
+		for _, k := range p.Keys {
+			if !known[k] {
+				n++
+			}
+		}
+		if n > 0 {
+			out = append(out, fmt.Sprintf("%d new object(s) under %s", n, p.URI))
+		}
+	}
 	if fresh.Catalog.DropNamespace && !shown.Catalog.DropNamespace {
 		out = append(out, "namespace "+fresh.Namespace)
 	}
@@ -140,13 +160,18 @@ func teardownScope(ctx context.Context, o TeardownOptions) (gates.TeardownScope,
 			}
 			if !hasScheme(sp) {
 				s.Protected = append(s.Protected, sp)
+			} else {
+				s.ProtectedURIs = append(s.ProtectedURIs, sp)
 			}
 		}
 	}
 
 	var closers []func() error
-	if s.CatalogKind != plan.CatalogSQLite {
-		s.CatalogErr = fmt.Errorf("a %s catalog cannot be torn down by this build (only the embedded SQLite catalog)", s.CatalogKind)
+	awsCatalog := awsTeardownScope(ctx, p, &s)
+	if awsCatalog {
+		// Hive-style tables in Glue: no Iceberg catalog to open.
+	} else if s.CatalogKind != plan.CatalogSQLite && s.Layout != gates.LayoutHive {
+		s.CatalogErr = fmt.Errorf("a %s catalog cannot be torn down by this build (only the embedded SQLite catalog and Glue)", s.CatalogKind)
 	} else if fi, err := os.Stat(s.CatalogFile); err == nil && fi.Mode().IsRegular() {
 		cat, db, err := openCatalogNoCreate(s.CatalogFile, s.Warehouse)
 		if err != nil {

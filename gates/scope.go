@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/internal/s3x"
 )
 
 // Question ids, in the order Questions asks them.
@@ -539,9 +540,10 @@ func (e *sourceNotSupported) Unwrap() []error { return []error{&e.AnswerError, E
 
 // ParseSource reads a source URI: a folder (a path or file:///path),
 // s3://bucket/prefix, or env:NAME (a database DSN in the environment
-// variable NAME). Only folders are supported in this build: S3 and
-// database sources return their parsed form and an error that
-// errors.Is ErrSourceNotSupported and says what to do instead.
+// variable NAME). Folders and S3 prefixes (Path holds the s3:// URI) are
+// supported in this build; database sources return their parsed form and
+// an error that errors.Is ErrSourceNotSupported and says what to do
+// instead.
 func ParseSource(uri string) (SourceURI, error) {
 	u := strings.TrimSpace(uri)
 	const folderFix = "answer a folder holding the files, e.g. data/erp"
@@ -554,9 +556,13 @@ func ParseSource(uri string) (SourceURI, error) {
 		if bucket == "" {
 			return s, &AnswerError{Problem: fmt.Sprintf("%q names no bucket", u), Fix: "write s3://bucket/prefix"}
 		}
-		return s, &sourceNotSupported{AnswerError{
-			Problem: fmt.Sprintf("%s: S3 sources are not supported in this build yet; only local folders work", u),
-			Fix:     fmt.Sprintf("copy the objects to a folder (aws s3 sync %s ./data/%s) and give that folder", u, SourceNameFor(bucket))}}
+		if _, err := s3x.ParseURI(u); err != nil || strings.Contains(u, ",") {
+			return s, &AnswerError{Problem: fmt.Sprintf("%q is not an S3 prefix Lima can read", u), Fix: "write s3://bucket/prefix without . or .. segments or commas"}
+		}
+		// Read like a folder: the objects below the prefix (files sources
+		// with an s3:// path, listed by engine/source/s3src).
+		s.Path = u
+		return s, nil
 	case strings.HasPrefix(u, "env:"):
 		name := strings.TrimPrefix(u, "env:")
 		s := SourceURI{Kind: "env", EnvVar: name}

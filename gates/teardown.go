@@ -123,6 +123,22 @@ type TeardownScope struct {
 	// Release closes Catalog and State; Teardown calls it once, after the
 	// catalog changes and before any file is removed.
 	Release func() error
+
+	// Layout is LayoutHive for Hive-style tables (folders
+	// <warehouse>/<namespace>/<table>/); empty for Iceberg.
+	Layout string
+	// Objects reaches an S3 warehouse (s3://bucket/prefix); nil: the
+	// warehouse must be a local folder.
+	Objects TeardownObjects
+	// Glue reaches the Glue Data Catalog of Hive-style tables; nil: none.
+	// GlueDatabase is their database (default: the namespace, lowercased).
+	Glue         TeardownGlue
+	GlueDatabase string
+	// ProtectedURIs are s3:// sources never deleted.
+	ProtectedURIs []string
+	// ObjectsErr says why the S3 warehouse could not be reached: that
+	// blocks the teardown.
+	ObjectsErr error
 }
 
 // Inventory is gate 5's blast radius: what a teardown removes, and what it
@@ -139,9 +155,12 @@ type Inventory struct {
 	// Layers are raw/ and history/ under the warehouse, looked for even
 	// when absent (then with Exists false and zero counts).
 	Layers []AreaInventory `json:"layers"`
-	State  StateInventory  `json:"state"`
-	Kept   []KeptItem      `json:"kept"`
-	Total  InventoryTotals `json:"total"`
+	// Prefixes are the S3 prefixes whose listed objects are deleted (a
+	// warehouse on S3).
+	Prefixes []PrefixInventory `json:"prefixes,omitempty"`
+	State    StateInventory    `json:"state"`
+	Kept     []KeptItem        `json:"kept"`
+	Total    InventoryTotals   `json:"total"`
 	// Findings: a failed one blocks the teardown; a warning says what is
 	// kept and why.
 	Findings []Finding `json:"findings"`
@@ -156,6 +175,10 @@ type CatalogInventory struct {
 	DropTables      int      `json:"drop_tables"`
 	OtherNamespaces []string `json:"other_namespaces,omitempty"`
 	RemoveFile      bool     `json:"remove_file"`
+	// Database is the Glue database (catalog glue of Hive-style tables);
+	// DatabaseManaged: Lima created it.
+	Database        string `json:"database,omitempty"`
+	DatabaseManaged bool   `json:"database_managed,omitempty"`
 }
 
 // TableInventory is one table of the namespace.
@@ -177,6 +200,9 @@ type TableInventory struct {
 	Symlinks      int64  `json:"symlinks"`
 	RemoveFiles   bool   `json:"remove_files"`
 	Note          string `json:"note,omitempty"`
+	// InCatalog: a Hive-style table registered in Glue, with Partitions.
+	InCatalog  bool `json:"in_catalog,omitempty"`
+	Partitions int  `json:"partitions,omitempty"`
 }
 
 // AreaInventory is one folder or file to remove: Rel inside Base.
@@ -236,7 +262,7 @@ func (inv *Inventory) Blocked() bool {
 
 // Empty reports whether there is nothing left to remove.
 func (inv *Inventory) Empty() bool {
-	if inv.Catalog.DropTables > 0 || inv.Catalog.DropNamespace || len(inv.Areas) > 0 {
+	if inv.Catalog.DropTables > 0 || inv.Catalog.DropNamespace || len(inv.Areas) > 0 || len(inv.Prefixes) > 0 {
 		return false
 	}
 	return true
@@ -266,7 +292,17 @@ func BuildInventory(ctx context.Context, s TeardownScope) (*Inventory, error) {
 		block("namespace", "the plan names no namespace", "set platform.prefix (or storage.namespace) in the plan")
 	}
 	if b.warehouseErr != "" {
-		block("warehouse", b.warehouseErr, "tear down a remote lake with its own tools; this build removes local lakes only")
+		block("warehouse", b.warehouseErr, "tear down a remote lake with its own tools; this build removes local lakes and lakes on S3")
+	}
+	if s.ObjectsErr != nil {
+		block("warehouse", fmt.Sprintf("the S3 warehouse %s cannot be reached: %v", s.Warehouse, s.ObjectsErr), "check the AWS credentials, region and endpoint, then run the teardown again")
+	}
+	var listing []StoreObject
+	if b.s3 != nil {
+		inv.Warehouse = s.Warehouse
+		if listing, err = s.Objects.List(ctx, b.s3.bucket, dirPrefix(b.s3.key)); err != nil {
+			return nil, fmt.Errorf("gate 5: list the warehouse %s: %w", s.Warehouse, err)
+		}
 	}
 	for _, guard := range []struct{ name, dir string }{{"warehouse", b.warehouse}, {"state folder", b.state}, {"reports folder", b.reports}} {
 		if guard.dir != "" && (within(guard.dir, b.workspaceReal) || guard.dir == b.workspaceReal) {
@@ -347,18 +383,30 @@ func BuildInventory(ctx context.Context, s TeardownScope) (*Inventory, error) {
 
 	// The warehouse: the namespace folder (what is not under a table
 	// location), raw/ and history/.
-	if b.warehouse == "" {
+	nsRel := s.Namespace + ".db"
+	var hiveRels []string
+	if s.Layout == LayoutHive && s.Namespace != "" && filepath.IsLocal(s.Namespace) && !strings.ContainsAny(s.Namespace, "/\\") {
+		nsRel = s.Namespace
+		kept, rels, err := b.hiveInventory(ctx, s, inv, listing, warn)
+		if err != nil {
+			return nil, err
+		}
+		keptTableInNamespace = keptTableInNamespace || kept
+		hiveRels = rels
+	}
+	if b.s3 != nil {
+		b.s3Inventory(s, inv, listing, nsRel, keptTableInNamespace)
+	} else if b.warehouse == "" {
 		for _, l := range []string{AreaRaw, AreaHistory} {
 			inv.Layers = append(inv.Layers, AreaInventory{Kind: l, Name: l + "/", Base: BaseWarehouse, Rel: l, Path: filepath.Join(inv.Warehouse, l)})
 		}
 	} else {
-		var tableRels []string
+		tableRels := hiveRels
 		for _, a := range inv.Areas {
-			if a.Kind == AreaTable {
+			if a.Kind == AreaTable && !slices.Contains(tableRels, a.Rel) {
 				tableRels = append(tableRels, a.Rel)
 			}
 		}
-		nsRel := s.Namespace + ".db"
 		if s.Namespace != "" && filepath.IsLocal(nsRel) {
 			if keptTableInNamespace {
 				if a := b.area(AreaNamespace, "namespace folder", BaseWarehouse, nsRel, nil); a.Exists {
@@ -429,12 +477,29 @@ func BuildInventory(ctx context.Context, s TeardownScope) (*Inventory, error) {
 			block("safety", err.Error(), "move the lake, .lima or reports/ away from the plan, its docs and the source data")
 		}
 	}
+	for _, p := range inv.Prefixes {
+		if err := b.checkPrefix(p, s.ProtectedURIs); err != nil {
+			block("safety", err.Error(), "keep the warehouse prefix apart from the source data")
+		}
+	}
 	for _, a := range inv.Areas {
 		inv.Total.Files += a.Files
 		inv.Total.Bytes += a.Bytes
 		inv.Total.Symlinks += a.Symlinks
 	}
+	for _, p := range inv.Prefixes {
+		inv.Total.Files += p.Objects
+		inv.Total.Bytes += p.Bytes
+	}
 	inv.Total.Tables = inv.Catalog.DropTables
+	if s.Layout == LayoutHive {
+		inv.Total.Tables = 0
+		for _, t := range inv.Tables {
+			if t.Drop {
+				inv.Total.Tables++
+			}
+		}
+	}
 	return inv, nil
 }
 
@@ -496,6 +561,14 @@ func Teardown(ctx context.Context, inv *Inventory, confirm string, s TeardownSco
 			fail("area "+a.Name, "nothing was removed: "+err.Error(), "run the teardown again to take a fresh inventory")
 		}
 	}
+	for _, p := range inv.Prefixes {
+		if err := b.checkPrefix(p, s.ProtectedURIs); err != nil {
+			fail("prefix "+p.Name, "nothing was removed: "+err.Error(), "run the teardown again to take a fresh inventory")
+		}
+	}
+	if len(inv.Prefixes) > 0 && s.Objects == nil {
+		fail("warehouse", "nothing was removed: the inventory lists S3 objects but the object store is not open", "run the teardown again")
+	}
 	if len(res.Findings) > 0 {
 		return res, fmt.Errorf("%w: an area failed the safety check; nothing was removed", ErrTeardownBlocked)
 	}
@@ -541,6 +614,9 @@ func Teardown(ctx context.Context, inv *Inventory, confirm string, s TeardownSco
 			}
 		}
 	}
+	if s.Glue != nil {
+		teardownGlue(ctx, s, inv, res, fail)
+	}
 	release()
 
 	// 2. The files, in the inventory's order: tables, namespace folder,
@@ -558,6 +634,15 @@ func Teardown(ctx context.Context, inv *Inventory, confirm string, s TeardownSco
 		res.RemovedFiles += files
 		res.RemovedBytes += bytes
 	}
+	for _, p := range inv.Prefixes {
+		if err := deletePrefix(ctx, s.Objects, p); err != nil {
+			fail("delete "+p.Name, err.Error(), "check the permissions on "+p.URI+", then run the teardown again")
+			continue
+		}
+		res.Removed = append(res.Removed, p.URI)
+		res.RemovedFiles += p.Objects
+		res.RemovedBytes += p.Bytes
+	}
 	// Folders Lima made and emptied: the warehouse and reports/ (not the
 	// state folder, which keeps the lock).
 	for _, d := range []string{b.warehouseShown, b.reportsShown} {
@@ -568,6 +653,19 @@ func Teardown(ctx context.Context, inv *Inventory, confirm string, s TeardownSco
 	for _, a := range inv.Areas {
 		if ok, err := b.exists(a); err != nil || ok {
 			fail("left behind", fmt.Sprintf("%s is still there after the teardown", a.Path), "check its permissions, then run the teardown again")
+		}
+	}
+	for _, p := range inv.Prefixes {
+		left, err := s.Objects.List(ctx, p.Bucket, p.Prefix)
+		if err != nil {
+			fail("left behind", fmt.Sprintf("%s cannot be listed after the teardown: %v", p.URI, err), "run the teardown again")
+			continue
+		}
+		for _, o := range left {
+			if slices.Contains(p.Keys, o.Key) {
+				fail("left behind", fmt.Sprintf("%s is still there after the teardown", p.URI+strings.TrimPrefix(o.Key, p.Prefix)), "check its permissions, then run the teardown again")
+				break
+			}
 		}
 	}
 	if len(res.Findings) > 0 {
@@ -595,7 +693,9 @@ type bases struct {
 	reportsShown               string
 	warehouseErr               string
 	lockFile                   string
-	protected                  []string // resolved
+	s3                         *s3loc    // an S3 warehouse
+	s3Tables                   []s3Table // table prefixes found in the catalog
+	protected                  []string  // resolved
 }
 
 func newBases(s TeardownScope) (*bases, error) {
@@ -610,7 +710,10 @@ func newBases(s TeardownScope) (*bases, error) {
 	wh := s.Warehouse
 	if strings.Contains(wh, "://") {
 		u, err := url.Parse(wh)
-		if err != nil || u.Scheme != "file" {
+		if l, ok := parseS3(wh); ok && s.Objects != nil {
+			b.s3 = &l
+			wh = ""
+		} else if err != nil || u.Scheme != "file" {
 			b.warehouseErr = fmt.Sprintf("the warehouse %s is not a local folder", wh)
 			wh = ""
 		} else {
@@ -756,6 +859,12 @@ func (b *bases) tableInventory(ctx context.Context, s TeardownScope, id table.Id
 	}
 	ti.Drop = ti.InPlan || ti.Managed
 	if !ti.Drop {
+		return ti, nil, nil
+	}
+	if l, ok := parseS3(ti.Location); ok && b.s3 != nil && l.bucket == b.s3.bucket && l.key != "" &&
+		strings.HasPrefix(dirPrefix(l.key), dirPrefix(b.s3.key)) && dirPrefix(l.key) != dirPrefix(b.s3.key) {
+		ti.RemoveFiles = true
+		b.s3Tables = append(b.s3Tables, s3Table{name: name, prefix: dirPrefix(l.key)})
 		return ti, nil, nil
 	}
 	if location == "" {

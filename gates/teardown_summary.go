@@ -20,7 +20,11 @@ func (inv *Inventory) Summary() string {
 	if kind == "" {
 		kind = "catalog"
 	}
-	fmt.Fprintf(&b, "\nCatalog (%s, %s)\n", kind, orNone(inv.Catalog.File))
+	if inv.Catalog.Database != "" {
+		fmt.Fprintf(&b, "\nCatalog (Glue Data Catalog, database %s)\n", inv.Catalog.Database)
+	} else {
+		fmt.Fprintf(&b, "\nCatalog (%s, %s)\n", kind, orNone(inv.Catalog.File))
+	}
 	switch {
 	case inv.Catalog.DropNamespace:
 		fmt.Fprintf(&b, "  namespace %s — dropped\n", inv.Namespace)
@@ -45,6 +49,9 @@ func (inv *Inventory) Summary() string {
 			}
 			fmt.Fprintf(&b, "  %-32s %9d %10s  %-22s %-22s %s\n", inv.Namespace+"."+t.Name, t.Snapshots, rows,
 				countBytes(t.DataFiles, t.DataBytes), countBytes(t.MetadataFiles, t.MetadataBytes), action)
+			if t.InCatalog {
+				fmt.Fprintf(&b, "      its Glue table and %d partition(s) are deleted\n", t.Partitions)
+			}
 			if t.OtherFiles > 0 {
 				fmt.Fprintf(&b, "      and %s of other files under its folder\n", countBytes(t.OtherFiles, t.OtherBytes))
 			}
@@ -66,6 +73,12 @@ func (inv *Inventory) Summary() string {
 			} else {
 				fmt.Fprintf(&b, "  %-32s %s beside the table folders\n", a.Name, areaCounts(a))
 			}
+			shown++
+		}
+	}
+	for _, p := range inv.Prefixes {
+		if p.Kind == AreaTable || p.Kind == AreaNamespace {
+			fmt.Fprintf(&b, "  %-32s %s under %s\n", p.Name, countBytes(p.Objects, p.Bytes), p.URI)
 			shown++
 		}
 	}

@@ -174,6 +174,11 @@ func catalogName(p *plan.Plan) string {
 		return "AWS Glue Data Catalog"
 	case plan.CatalogREST:
 		return "Iceberg REST catalog"
+	case plan.CatalogS3Tables:
+		return "Amazon S3 Tables (Iceberg REST with SigV4)"
+	}
+	if p.Pattern() == plan.PatternHive {
+		return "no catalog (Hive-style folders read through their _lima/commits manifests)"
 	}
 	return "embedded SQLite SQL catalog"
 }
@@ -265,7 +270,9 @@ func readmeStorage(p *plan.Plan) string {
 	var b strings.Builder
 	b.WriteString("## Storage pattern\n\n")
 	if p.Pattern() == plan.PatternHive {
-		fmt.Fprintf(&b, "Tables are Hive-style partitioned Parquet folders (column=value/) under %s.\n\n", md(p.Warehouse()))
+		fmt.Fprintf(&b, "Tables are Hive-style partitioned Parquet folders (load_date=…/column=value/, zstd) under %s. "+
+			"Each run writes to a _staging/ folder, publishes the files, then writes one manifest per table (_lima/commits/) carrying the load id and the watermark: "+
+			"the manifest is the commit, so readers that follow the manifests never see a half-published load, and a rerun of the same input finds its load id and adds nothing.\n\n", md(p.Warehouse()))
 	} else {
 		fmt.Fprintf(&b, "Tables are Apache Iceberg tables under %s: Parquet data files (zstd), one atomic snapshot per table per run. "+
 			"Readers never see a half-written load, and a rerun of the same input finds its load id and adds nothing.\n\n", md(p.Warehouse()))
@@ -590,21 +597,29 @@ func archDecisions(p *plan.Plan) string {
 	}
 	if p.Pattern() == plan.PatternHive {
 		row("table format", "Hive-style partitioned Parquet",
-			"the consumers read plain Parquet folders; chosen at gate 1",
+			"the consumers read plain Parquet folders; chosen at gate 1. Each run stages its files, publishes them and commits one manifest per table carrying the load id, so reruns are safe",
 			"Iceberg without telling the consumers — their readers expect column=value/ folders")
 	} else {
 		row("table format", "Apache Iceberg",
 			"one atomic snapshot per table per run carries the load id and the watermark, so readers never see half a load and reruns are safe",
 			"Hive-style Parquet folders — no atomic commit, a rerun could load twice")
 	}
-	switch p.Catalog() {
-	case plan.CatalogSQLite:
+	switch {
+	case p.Catalog() == plan.CatalogSQLite && p.Pattern() == plan.PatternHive:
+		row("catalog", "none", "Hive-style folders are read through their _lima/commits manifests; nothing to register", "a catalog nobody reads — add catalog glue when Athena should see the tables")
+	case p.Catalog() == plan.CatalogSQLite:
 		row("catalog", "embedded SQLite ("+md(catalogFile(p))+")",
 			"no server to run; one workspace writes it, under a run lock",
 			"a copy on a network share — SQLite locking is unreliable there; use Glue or an Iceberg REST catalog for shared access")
-	case plan.CatalogGlue:
-		row("catalog", "AWS Glue Data Catalog", "the consumers query through Athena/Glue in the account", "a local SQLite catalog — the consumers would not see the tables")
-	case plan.CatalogREST:
+	case p.Catalog() == plan.CatalogGlue:
+		if p.Pattern() == plan.PatternHive {
+			row("catalog", "AWS Glue Data Catalog", "each commit registers the table (columns, partition keys) and its new partitions (BatchCreatePartition), so Athena sees them", "no catalog — Athena would not see the tables or their new partitions")
+		} else {
+			row("catalog", "AWS Glue Data Catalog", "the consumers query through Athena/Glue in the account", "a local SQLite catalog — the consumers would not see the tables")
+		}
+	case p.Catalog() == plan.CatalogS3Tables:
+		row("catalog", "Amazon S3 Tables", "Iceberg tables in a table bucket, reached through the S3 Tables Iceberg REST endpoint signed with SigV4; lower-case names, no LOCATION", "a Glue or SQLite catalog — the table bucket manages its own tables")
+	case p.Catalog() == plan.CatalogREST:
 		row("catalog", "Iceberg REST catalog", "shared, server-side commits", "a local SQLite catalog — other readers would not see the tables")
 	}
 	for _, n := range p.TableNames() {

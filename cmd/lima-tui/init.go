@@ -40,7 +40,7 @@ func initFlag(id string) string {
 func cmdInit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fset := newFlags("init", stderr)
 	var sources multi
-	fset.Var(&sources, "source", "the folder holding the files (repeatable); s3://bucket/prefix and env:NAME are not supported in this build yet")
+	fset.Var(&sources, "source", "the folder (or s3://bucket/prefix) holding the files (repeatable); env:NAME is not supported in this build yet")
 	dir := fset.String("dir", ".", "the workspace folder: platform.yaml is written there")
 	useDefaults := fset.Bool("defaults", false, "accept the recommended answer of every question no flag answers")
 	answerFlags := map[string]*string{}
@@ -92,6 +92,16 @@ func cmdInit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "lima-tui init: --source: %s\n", ui.Sanitize(err.Error()))
 			}
 			return exitUsage
+		}
+		if u.Kind == "s3" {
+			n, err := initS3Source(u.Path)
+			if err != nil {
+				fmt.Fprintf(stderr, "lima-tui init: --source %s: %s\n", ui.Sanitize(s), ui.Sanitize(err.Error()))
+				return exitUsage
+			}
+			fmt.Fprintf(stdout, "%s: %d object(s); gate 3 proposes the tables from them\n", ui.Sanitize(u.Path), n)
+			folders = append(folders, u.Path)
+			continue
 		}
 		abs, err := filepath.Abs(u.Path)
 		if err != nil {

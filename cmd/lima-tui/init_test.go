@@ -159,8 +159,8 @@ func TestInitRefusals(t *testing.T) {
 		stderr []string
 	}{
 		{"no source", []string{"--defaults"}, exitUsage, []string{"--source is required"}},
-		{"s3", []string{"--source", "s3://acme-raw/erp", "--defaults"}, exitUsage,
-			[]string{"s3://acme-raw/erp: S3 sources are not supported in this build yet; only local folders work", "fix: copy the objects to a folder (aws s3 sync s3://acme-raw/erp ./data/acme-raw) and give that folder"}},
+		{"s3 with a dot segment", []string{"--source", "s3://acme-raw/../erp", "--defaults"}, exitUsage,
+			[]string{`"s3://acme-raw/../erp" is not an S3 prefix Lima can read`}},
 		{"database DSN in an env var", []string{"--source", "env:ERP_DSN", "--defaults"}, exitUsage,
 			[]string{"env:ERP_DSN: database sources (a DSN in $ERP_DSN) are not supported in this build yet; only local folders work", "fix: export the tables to CSV or Parquet files in a folder and give that folder"}},
 		{"missing folder", []string{"--source", filepath.Join(ws, "nope"), "--defaults"}, exitUsage, []string{"nope: no such folder"}},

@@ -142,6 +142,40 @@ func (s *Server) Table(db, name string) (Table, bool) {
 	return *t, true
 }
 
+// Tables returns the names of a database's tables, sorted.
+func (s *Server) Tables(db string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for n := range s.tables[db] {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// PutDatabase and PutTable plant a database or a table directly (as
+// another tool would have created it), for tests of what Lima must leave.
+func (s *Server) PutDatabase(d Database) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dbs[d.Name] = &d
+	if s.tables[d.Name] == nil {
+		s.tables[d.Name] = map[string]*Table{}
+	}
+}
+
+// PutTable plants a table in an existing database.
+func (s *Server) PutTable(db string, t Table) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t.DatabaseName, t.VersionId = db, "1"
+	if s.tables[db] == nil {
+		s.tables[db] = map[string]*Table{}
+	}
+	s.tables[db][t.Name] = &t
+}
+
 // Partitions returns a table's partitions sorted by their values.
 func (s *Server) Partitions(db, table string) []Partition {
 	s.mu.Lock()
@@ -247,6 +281,17 @@ func (s *Server) handle(op string, body []byte) (any, *apiError) {
 		d := *in.DatabaseInput
 		s.dbs[d.Name] = &d
 		s.tables[d.Name] = map[string]*Table{}
+		return nil, nil
+	case "DeleteDatabase":
+		// As Glue does: the database goes with its tables and partitions.
+		if _, ok := s.dbs[in.Name]; !ok {
+			return nil, errf("EntityNotFoundException", "Database %s not found.", in.Name)
+		}
+		for name := range s.tables[in.Name] {
+			delete(s.parts, in.Name+"."+name)
+		}
+		delete(s.tables, in.Name)
+		delete(s.dbs, in.Name)
 		return nil, nil
 	case "GetTable":
 		t, aerr := s.table(in.DatabaseName, in.Name)

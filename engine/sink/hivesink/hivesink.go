@@ -160,7 +160,7 @@ func Open(ctx context.Context, o Options) (*Sink, error) {
 		root = u.Path
 	}
 	root = strings.TrimRight(root, "/")
-	fsys, err := icebergio.LoadFS(ctx, o.IOProps, root)
+	fsys, err := icebergio.LoadFS(s3Context(ctx, root), s3Props(root, o.IOProps), root)
 	if err != nil {
 		return nil, fmt.Errorf("hivesink: warehouse %s: %w", root, err)
 	}

@@ -83,6 +83,10 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// Close closes the file: on an object store this is the upload, so a
+// writer that is not closed leaves no object behind.
+func (c *countingWriter) Close() error { return c.w.Close() }
+
 type openFile struct {
 	dir  string
 	rel  string
