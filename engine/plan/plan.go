@@ -124,6 +124,11 @@ type Table struct {
 	// ControlColumns are summed on both sides by gate 4; default: every
 	// integer and decimal column.
 	ControlColumns []string `yaml:"control_columns,omitempty"`
+	// History appends every version of every row (operation, valid-from
+	// time, load id, source locator) to the append-only table
+	// <name>_history in the same run. Change capture (load.mode cdc)
+	// always keeps history.
+	History bool `yaml:"history,omitempty"`
 }
 
 // TableSource says which files of which source feed a table.
@@ -195,6 +200,8 @@ type LoadSpec struct {
 	Keys []string `yaml:"keys,omitempty"`
 	// Watermark is the column whose maximum is committed with the data.
 	Watermark string `yaml:"watermark,omitempty"`
+	// Changes describes the change files of mode cdc (see Changes).
+	Changes *Changes `yaml:"changes,omitempty"`
 }
 
 // Check is a data-quality rule declared for a table.
