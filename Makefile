@@ -2,7 +2,7 @@
 GO ?= go
 FUZZTIME ?= 60s
 
-.PHONY: demo test bench lint fuzz build clean
+.PHONY: demo test bench lint fuzz build clean soak
 
 ## demo: build the demo lake in ./lima-demo from the bundled dirty ERP sample
 demo:
@@ -11,6 +11,11 @@ demo:
 ## test: everything CI runs (installs/starts what the tests need)
 test:
 	bash scripts/test.sh
+
+## soak: the long randomized tests (change capture: 300 random change
+## streams against a reference replay; the kill test at more points)
+soak:
+	LIMA_SOAK=1 $(GO) test -count=1 -timeout 60m -run 'TestCDCRandomStreams|TestCDCKill|TestWatch' -v ./engine/run/ ./flow/ ./cmd/lima-tui/
 
 ## bench: 1M-row load, rows/s, MB/s and peak memory, next to DuckDB;
 ## then the exception queue's list/filter/count over 1,000,000 exceptions

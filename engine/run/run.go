@@ -256,7 +256,12 @@ func Load(ctx context.Context, o Options) (*Result, error) {
 		if t.Type != "" && t.Type != "base" {
 			continue
 		}
-		tr := loadTable(ctx, o, name, t)
+		var tr *TableResult
+		if t.Load.Mode == plan.ModeCDC {
+			tr = loadCDC(ctx, o, name, t)
+		} else {
+			tr = loadTable(ctx, o, name, t)
+		}
 		res.Tables = append(res.Tables, tr)
 		if ctx.Err() != nil {
 			break

@@ -1,0 +1,455 @@
+package run
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/engine/sink/icesink"
+)
+
+// cdcPlan is a change-capture table: customers(id long key, name, amount)
+// fed by changes/*.csv with columns op, seq, id, name, amount.
+const cdcPlan = `schema_version: 1
+platform: {prefix: cdc}
+sources: {in: {kind: files, path: in}}
+tables:
+  customers:
+    source: {name: in, files: ["changes/*.csv"], format: csv, csv: {header: "yes"}}
+    columns:
+      - {name: id, type: long}
+      - {name: name, type: string}
+      - {name: amount, type: long}
+    load:
+      mode: cdc
+      keys: [id]
+      changes: {operation: op, ordering: seq, ops: {insert: I, update: U, delete: D}}
+`
+
+type cdcEnv struct {
+	dir  string
+	plan *plan.Plan
+	sk   *icesink.Sink
+	runs int
+}
+
+func newCDCEnv(t testing.TB) *cdcEnv {
+	t.Helper()
+	dir := t.TempDir()
+	p, err := plan.Parse([]byte(cdcPlan), "platform.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "in", "changes"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sk, err := icesink.Open(context.Background(), icesink.Options{CatalogPath: filepath.Join(dir, ".lima", "catalog.db"), Warehouse: filepath.Join(dir, "lake")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sk.Close() })
+	return &cdcEnv{dir: dir, plan: p, sk: sk}
+}
+
+func (e *cdcEnv) write(t testing.TB, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(e.dir, "in", "changes", name), []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (e *cdcEnv) run(t testing.TB) *TableResult {
+	t.Helper()
+	e.runs++
+	res, err := Load(context.Background(), Options{Workspace: e.dir, Plan: e.plan, Sink: e.sk,
+		Quarantine: &JSONLQuarantine{Dir: filepath.Join(e.dir, "q")}, RunID: fmt.Sprintf("run-%d", e.runs), BatchRows: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := res.Tables[0]
+	if tr.Err != nil {
+		t.Fatalf("run %d: %v", e.runs, tr.Err)
+	}
+	return tr
+}
+
+// lake reads a table back: id → "name|amount".
+func (e *cdcEnv) lake(t testing.TB, name string, cols []string) []map[string]string {
+	t.Helper()
+	// Read with iceberg-go itself, not the sink's scan.
+	tbl, err := e.sk.Catalog().LoadTable(context.Background(), table.Identifier{"cdc", name})
+	if err != nil {
+		if strings.Contains(err.Error(), "not") {
+			return nil
+		}
+		t.Fatal(err)
+	}
+	if tbl.CurrentSnapshot() == nil {
+		return nil
+	}
+	var opts []table.ScanOption
+	if len(cols) > 0 {
+		opts = append(opts, table.WithSelectedFields(cols...))
+	}
+	_, it, err := tbl.Scan(opts...).ToArrowRecords(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]string
+	for rec, err := range it {
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := 0; r < int(rec.NumRows()); r++ {
+			row := map[string]string{}
+			for c, f := range rec.Schema().Fields() {
+				a := rec.Column(c)
+				if a.IsNull(r) {
+					row[f.Name] = "NULL"
+				} else {
+					row[f.Name] = a.(interface{ ValueStr(int) string }).ValueStr(r)
+				}
+			}
+			out = append(out, row)
+		}
+		rec.Release()
+	}
+	return out
+}
+
+func TestCDCUpdateDeleteAndHistory(t *testing.T) {
+	e := newCDCEnv(t)
+	e.write(t, "c001.csv", "op,seq,id,name,amount\nI,1,1,ann,10\nI,2,2,bob,20\nI,3,3,cy,30\nU,4,1,ann,11\n")
+	tr := e.run(t)
+	// 4 read: keys 1,2,3 applied (3 loaded), the insert of 1 superseded by its update.
+	if tr.RowsRead != 5 || tr.RowsLoaded != 3 || tr.SkippedBy[SkipSuperseded] != 1 || tr.SkippedBy[SkipHeader] != 1 || tr.RowsQuarantined != 0 {
+		t.Fatalf("first run: read %d loaded %d skipped %v quarantined %d", tr.RowsRead, tr.RowsLoaded, tr.SkippedBy, tr.RowsQuarantined)
+	}
+	e.write(t, "c002.csv", "op,seq,id,name,amount\nU,5,2,bob,25\nD,6,3,,\nU,7,9,nobody,1\nI,8,1,dup,1\nD,9,4,,\nI,10,4,dee,40\n")
+	tr = e.run(t)
+	if tr.RowsLoaded != 3 || tr.RowsQuarantined != 3 || tr.QuarantinedBy[RuleCDCUpdateUnknown] != 1 ||
+		tr.QuarantinedBy[RuleCDCInsertExisting] != 1 || tr.QuarantinedBy[RuleCDCDeleteBeforeInsert] != 1 {
+		t.Fatalf("second run: loaded %d quarantined %d %v", tr.RowsLoaded, tr.RowsQuarantined, tr.QuarantinedBy)
+	}
+	if tr.Commit.Deleted != 2 {
+		t.Fatalf("deleted %d rows, want 2 (old 2 and 3)", tr.Commit.Deleted)
+	}
+	got := map[string]string{}
+	for _, r := range e.lake(t, "customers", nil) {
+		got[r["id"]] = r["name"] + "|" + r["amount"]
+	}
+	want := map[string]string{"1": "ann|11", "2": "bob|25", "4": "dee|40"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("lake %v, want %v", got, want)
+	}
+	// History holds every version: 1 inserted then updated, 2 inserted then
+	// updated, 3 inserted then deleted, 4 inserted.
+	var versions []string
+	for _, r := range e.lake(t, "customers_history", nil) {
+		versions = append(versions, r["id"]+":"+r["lima_op"]+":"+r["amount"]+":"+r["lima_ordering"])
+		if !strings.HasPrefix(r["lima_source"], "changes/c00") || r["lima_load_id"] == "" || r["lima_valid_from"] == "NULL" {
+			t.Fatalf("history row without lineage: %v", r)
+		}
+	}
+	sort.Strings(versions)
+	wantV := []string{"1:insert:10:1", "1:update:11:4", "2:insert:20:2", "2:update:25:5", "3:delete:NULL:6", "3:insert:30:3", "4:insert:40:10"}
+	if fmt.Sprint(versions) != fmt.Sprint(wantV) {
+		t.Fatalf("history %v\nwant %v", versions, wantV)
+	}
+	// A rerun reads nothing and changes nothing.
+	tr = e.run(t)
+	if tr.Status != StatusNothingToLoad || tr.RowsRead != 0 {
+		t.Fatalf("rerun: %s read %d", tr.Status, tr.RowsRead)
+	}
+	// The same content under another name is seen twice; a backwards
+	// sequence is held back.
+	e.write(t, "c003.csv", "op,seq,id,name,amount\nU,5,2,bob,25\nD,6,3,,\nU,7,9,nobody,1\nI,8,1,dup,1\nD,9,4,,\nI,10,4,dee,40\n")
+	e.write(t, "c004.csv", "op,seq,id,name,amount\nU,3,1,old,1\nU,11,1,new,12\n")
+	tr = e.run(t)
+	if tr.QuarantinedBy[RuleCDCFileSeenTwice] != 1 || tr.QuarantinedBy[RuleCDCBackwards] != 1 || tr.RowsLoaded != 1 || !tr.Balanced() {
+		t.Fatalf("third run: %v loaded %d balanced %v", tr.QuarantinedBy, tr.RowsLoaded, tr.Balanced())
+	}
+}
+
+// ---- the randomized test and its independent reference ----
+
+// refRow is a change row as the generator wrote it.
+type refRow struct {
+	op     string
+	seq    int
+	id     int
+	name   string
+	amount int
+}
+
+// refReplay applies change files with the documented semantics, written
+// independently of the loader: a plain map, one change at a time.
+type refReplay struct {
+	rows    map[int][2]string // id → name, amount
+	applied map[string]string // file → content hash
+	hashes  map[string]bool
+	posSeq  int
+	posFile string
+	hasPos  bool
+	history int
+}
+
+func newRefReplay() *refReplay {
+	return &refReplay{rows: map[int][2]string{}, applied: map[string]string{}, hashes: map[string]bool{}}
+}
+
+type refCounts struct {
+	read, loaded, skipped, quarantined int64
+	rules                              map[string]int64
+}
+
+func (r *refReplay) apply(files map[string]string) refCounts {
+	cnt := refCounts{rules: map[string]int64{}}
+	var names []string
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	type item struct {
+		refRow
+		file string
+		pos  int
+	}
+	var items []item
+	newHashes := map[string]bool{} // applied in this batch
+	batchSeen := map[string]bool{}
+	pos := 0
+	for _, n := range names {
+		sum := fmt.Sprintf("%x", sha256.Sum256([]byte(files[n])))
+		if old, ok := r.applied[n]; ok && old == sum {
+			continue
+		}
+		_, nameSeen := r.applied[n]
+		if r.hashes[sum] || nameSeen || batchSeen[sum] {
+			cnt.rules[RuleCDCFileSeenTwice]++
+			r.applied[n] = sum
+			batchSeen[sum] = true
+			continue
+		}
+		batchSeen[sum] = true
+		newHashes[sum] = true
+		lines := strings.Split(strings.TrimSuffix(files[n], "\n"), "\n")
+		cnt.read += int64(len(lines))
+		cnt.skipped++ // header
+		for _, ln := range lines[1:] {
+			pos++
+			f := strings.Split(ln, ",")
+			if f[0] != "I" && f[0] != "U" && f[0] != "D" {
+				cnt.rules[RuleCDCInvalid]++
+				continue
+			}
+			seq, _ := strconv.Atoi(f[1])
+			id, _ := strconv.Atoi(f[2])
+			am, _ := strconv.Atoi(f[4])
+			items = append(items, item{refRow{f[0], seq, id, f[3], am}, n, pos})
+		}
+	}
+	for n := range batchSeen {
+		r.hashes[n] = true
+	}
+	for _, n := range names {
+		sum := fmt.Sprintf("%x", sha256.Sum256([]byte(files[n])))
+		if newHashes[sum] {
+			r.applied[n] = sum
+		}
+	}
+	sort.Slice(items, func(i, j int) bool {
+		if items[i].seq != items[j].seq {
+			return items[i].seq < items[j].seq
+		}
+		return items[i].pos < items[j].pos // files are numbered in name order
+	})
+	touched := map[int]bool{}
+	applied := 0
+	for i, it := range items {
+		if r.hasPos && (it.seq < r.posSeq || (it.seq == r.posSeq && it.file < r.posFile)) {
+			cnt.rules[RuleCDCBackwards]++
+			continue
+		}
+		_, exists := r.rows[it.id]
+		switch {
+		case it.op == "I" && exists:
+			cnt.rules[RuleCDCInsertExisting]++
+		case it.op == "U" && !exists:
+			cnt.rules[RuleCDCUpdateUnknown]++
+		case it.op == "D" && !exists:
+			later := false
+			for _, jt := range items[i+1:] {
+				if jt.id == it.id && jt.op == "I" {
+					later = true
+				}
+			}
+			if later {
+				cnt.rules[RuleCDCDeleteBeforeInsert]++
+			} else {
+				cnt.rules[RuleCDCDeleteUnknown]++
+			}
+		case it.op == "D":
+			delete(r.rows, it.id)
+			touched[it.id] = true
+			applied++
+		default:
+			r.rows[it.id] = [2]string{it.name, strconv.Itoa(it.amount)}
+			touched[it.id] = true
+			applied++
+		}
+		r.posSeq, r.posFile, r.hasPos = it.seq, it.file, true
+	}
+	for _, n := range cnt.rules {
+		cnt.quarantined += n
+	}
+	cnt.quarantined -= cnt.rules[RuleCDCFileSeenTwice] // file exceptions hold no rows
+	cnt.loaded = int64(len(touched))
+	cnt.skipped += int64(applied - len(touched))
+	r.history += applied
+	return cnt
+}
+
+// genBatch writes the files of one batch of a random stream into files
+// (all files of the stream so far) and returns the names it added.
+func genBatch(rng *rand.Rand, files map[string]string, nextFile *int, seq *int) {
+	nf := 1 + rng.IntN(3)
+	for f := 0; f < nf; f++ {
+		*nextFile++
+		name := fmt.Sprintf("c%04d.csv", *nextFile)
+		switch x := rng.IntN(20); {
+		case x == 0 && len(files) > 0: // the same content again under a new name
+			var names []string
+			for n := range files {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			files[name] = files[names[rng.IntN(len(names))]]
+			continue
+		case x == 1 && len(files) > 0: // an applied file rewritten
+			var names []string
+			for n := range files {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			n := names[rng.IntN(len(names))]
+			files[n] += "U," + strconv.Itoa(*seq) + ",1,rewritten,1\n"
+			continue
+		}
+		var b strings.Builder
+		b.WriteString("op,seq,id,name,amount\n")
+		rows := rng.IntN(12)
+		for r := 0; r < rows; r++ {
+			op := []string{"I", "I", "U", "U", "D", "X"}[rng.IntN(6)]
+			if rng.IntN(4) != 0 {
+				op = op[:1]
+			}
+			s := *seq
+			switch rng.IntN(10) {
+			case 0:
+				s -= rng.IntN(30) // may go below the committed position
+			case 1: // a tie
+			default:
+				*seq += 1 + rng.IntN(3)
+				s = *seq
+			}
+			if op == "X" {
+				op = "Z"
+			}
+			fmt.Fprintf(&b, "%s,%d,%d,n%d,%d\n", op, s, 1+rng.IntN(12), rng.IntN(100), rng.IntN(1000)-200)
+		}
+		files[name] = b.String()
+	}
+}
+
+// runStreams applies n random change streams and compares the lake with
+// the reference replay after every run.
+func runStreams(t *testing.T, n int, seed uint64) {
+	total := map[string]int64{}
+	for s := 0; s < n; s++ {
+		rng := rand.New(rand.NewPCG(seed, uint64(s)))
+		e := newCDCEnv(t)
+		ref := newRefReplay()
+		files := map[string]string{}
+		nextFile, seq := 0, 100
+		batches := 2 + rng.IntN(3)
+		for b := 0; b < batches; b++ {
+			genBatch(rng, files, &nextFile, &seq)
+			for name, c := range files {
+				e.write(t, name, c)
+			}
+			want := ref.apply(files)
+			tr := e.run(t)
+			got := refCounts{read: tr.RowsRead, loaded: tr.RowsLoaded, skipped: tr.RowsSkipped, quarantined: tr.RowsQuarantined, rules: tr.QuarantinedBy}
+			if os.Getenv("CDC_DEBUG") != "" {
+				t.Logf("stream %d batch %d status %s commit %+v", s, b, tr.Status, tr.Commit)
+			}
+			if !tr.Balanced() {
+				t.Fatalf("stream %d batch %d: unbalanced %+v", s, b, got)
+			}
+			if got.read != want.read || got.loaded != want.loaded || got.skipped != want.skipped || got.quarantined != want.quarantined {
+				t.Fatalf("stream %d batch %d: counts %+v, reference %+v", s, b, got, want)
+			}
+			for rule, n := range want.rules {
+				if tr.QuarantinedBy[rule] != n {
+					t.Fatalf("stream %d batch %d: %s %d, reference %d (all: %v vs %v)", s, b, rule, tr.QuarantinedBy[rule], n, tr.QuarantinedBy, want.rules)
+				}
+				total[rule] += n
+			}
+			lake := map[int][2]string{}
+			for _, r := range e.lake(t, "customers", nil) {
+				id, _ := strconv.Atoi(r["id"])
+				if _, dup := lake[id]; dup {
+					t.Fatalf("stream %d batch %d: key %d twice in the lake", s, b, id)
+				}
+				lake[id] = [2]string{r["name"], r["amount"]}
+			}
+			if fmt.Sprint(lake) != fmt.Sprint(ref.rows) {
+				t.Fatalf("stream %d batch %d: lake %v\nreference %v", s, b, lake, ref.rows)
+			}
+			h := 0
+			for _, r := range e.lake(t, "customers_history", []string{"id", "lima_op"}) {
+				if r["lima_op"] != "none" { // "none" marks a batch that applied nothing
+					h++
+				}
+			}
+			if h != ref.history {
+				t.Fatalf("stream %d batch %d: history holds %d versions, reference %d", s, b, h, ref.history)
+			}
+		}
+	}
+	// Every anomaly occurred somewhere.
+	for _, rule := range []string{RuleCDCInvalid, RuleCDCFileSeenTwice, RuleCDCBackwards, RuleCDCUpdateUnknown, RuleCDCDeleteUnknown, RuleCDCDeleteBeforeInsert, RuleCDCInsertExisting} {
+		if total[rule] == 0 && n >= 20 {
+			t.Errorf("no stream produced %s", rule)
+		}
+	}
+	t.Logf("%d streams; anomalies %v", n, total)
+}
+
+// TestCDCRandomStreams: 30 streams in make test, 300 under LIMA_SOAK=1
+// (make soak). Every stream runs 2–4 batches; after each the lake, the
+// history and the counts must equal the reference replay.
+func TestCDCRandomStreams(t *testing.T) {
+	n := 30
+	if os.Getenv("LIMA_SOAK") == "1" {
+		n = 300
+	}
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("LIMA_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	t.Logf("seed %d (LIMA_SEED=%d reproduces)", seed, seed)
+	runStreams(t, n, seed)
+}
