@@ -149,10 +149,10 @@ const PropCDCNoop = "lima.cdc.noop"
 // accounted for, the committed position, and a batch the history table
 // committed but the table did not (a crash between the two commits).
 type cdcState struct {
-	byName, bySHA    map[string]string
-	posOrd, posFile  string
-	pending          []ChangeFile
-	pendingLoadID    string
+	byName, bySHA   map[string]string
+	posOrd, posFile string
+	pending         []ChangeFile
+	pendingLoadID   string
 }
 
 // readCDCState reads the files and the position from both lineages: every
