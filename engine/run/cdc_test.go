@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/sink/icesink"
+	"github.com/lima-lake/lima/internal/cdcref"
 )
 
 // cdcPlan is a change-capture table: customers(id long key, name, amount)
@@ -182,197 +182,6 @@ func TestCDCUpdateDeleteAndHistory(t *testing.T) {
 	}
 }
 
-// ---- the randomized test and its independent reference ----
-
-// refRow is a change row as the generator wrote it.
-type refRow struct {
-	op     string
-	seq    int
-	id     int
-	name   string
-	amount int
-}
-
-// refReplay applies change files with the documented semantics, written
-// independently of the loader: a plain map, one change at a time.
-type refReplay struct {
-	rows    map[int][2]string // id → name, amount
-	applied map[string]string // file → content hash
-	hashes  map[string]bool
-	posSeq  int
-	posFile string
-	hasPos  bool
-	history int
-}
-
-func newRefReplay() *refReplay {
-	return &refReplay{rows: map[int][2]string{}, applied: map[string]string{}, hashes: map[string]bool{}}
-}
-
-type refCounts struct {
-	read, loaded, skipped, quarantined int64
-	rules                              map[string]int64
-}
-
-func (r *refReplay) apply(files map[string]string) refCounts {
-	cnt := refCounts{rules: map[string]int64{}}
-	var names []string
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	type item struct {
-		refRow
-		file string
-		pos  int
-	}
-	var items []item
-	newHashes := map[string]bool{} // applied in this batch
-	batchSeen := map[string]bool{}
-	pos := 0
-	for _, n := range names {
-		sum := fmt.Sprintf("%x", sha256.Sum256([]byte(files[n])))
-		if old, ok := r.applied[n]; ok && old == sum {
-			continue
-		}
-		_, nameSeen := r.applied[n]
-		if r.hashes[sum] || nameSeen || batchSeen[sum] {
-			cnt.rules[RuleCDCFileSeenTwice]++
-			r.applied[n] = sum
-			batchSeen[sum] = true
-			continue
-		}
-		batchSeen[sum] = true
-		newHashes[sum] = true
-		lines := strings.Split(strings.TrimSuffix(files[n], "\n"), "\n")
-		cnt.read += int64(len(lines))
-		cnt.skipped++ // header
-		for _, ln := range lines[1:] {
-			pos++
-			f := strings.Split(ln, ",")
-			if f[0] != "I" && f[0] != "U" && f[0] != "D" {
-				cnt.rules[RuleCDCInvalid]++
-				continue
-			}
-			seq, _ := strconv.Atoi(f[1])
-			id, _ := strconv.Atoi(f[2])
-			am, _ := strconv.Atoi(f[4])
-			items = append(items, item{refRow{f[0], seq, id, f[3], am}, n, pos})
-		}
-	}
-	for n := range batchSeen {
-		r.hashes[n] = true
-	}
-	for _, n := range names {
-		sum := fmt.Sprintf("%x", sha256.Sum256([]byte(files[n])))
-		if newHashes[sum] {
-			r.applied[n] = sum
-		}
-	}
-	sort.Slice(items, func(i, j int) bool {
-		if items[i].seq != items[j].seq {
-			return items[i].seq < items[j].seq
-		}
-		return items[i].pos < items[j].pos // files are numbered in name order
-	})
-	touched := map[int]bool{}
-	applied := 0
-	for i, it := range items {
-		if r.hasPos && (it.seq < r.posSeq || (it.seq == r.posSeq && it.file < r.posFile)) {
-			cnt.rules[RuleCDCBackwards]++
-			continue
-		}
-		_, exists := r.rows[it.id]
-		switch {
-		case it.op == "I" && exists:
-			cnt.rules[RuleCDCInsertExisting]++
-		case it.op == "U" && !exists:
-			cnt.rules[RuleCDCUpdateUnknown]++
-		case it.op == "D" && !exists:
-			later := false
-			for _, jt := range items[i+1:] {
-				if jt.id == it.id && jt.op == "I" {
-					later = true
-				}
-			}
-			if later {
-				cnt.rules[RuleCDCDeleteBeforeInsert]++
-			} else {
-				cnt.rules[RuleCDCDeleteUnknown]++
-			}
-		case it.op == "D":
-			delete(r.rows, it.id)
-			touched[it.id] = true
-			applied++
-		default:
-			r.rows[it.id] = [2]string{it.name, strconv.Itoa(it.amount)}
-			touched[it.id] = true
-			applied++
-		}
-		r.posSeq, r.posFile, r.hasPos = it.seq, it.file, true
-	}
-	for _, n := range cnt.rules {
-		cnt.quarantined += n
-	}
-	cnt.quarantined -= cnt.rules[RuleCDCFileSeenTwice] // file exceptions hold no rows
-	cnt.loaded = int64(len(touched))
-	cnt.skipped += int64(applied - len(touched))
-	r.history += applied
-	return cnt
-}
-
-// genBatch writes the files of one batch of a random stream into files
-// (all files of the stream so far) and returns the names it added.
-func genBatch(rng *rand.Rand, files map[string]string, nextFile *int, seq *int) {
-	nf := 1 + rng.IntN(3)
-	for f := 0; f < nf; f++ {
-		*nextFile++
-		name := fmt.Sprintf("c%04d.csv", *nextFile)
-		switch x := rng.IntN(20); {
-		case x == 0 && len(files) > 0: // the same content again under a new name
-			var names []string
-			for n := range files {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			files[name] = files[names[rng.IntN(len(names))]]
-			continue
-		case x == 1 && len(files) > 0: // an applied file rewritten
-			var names []string
-			for n := range files {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			n := names[rng.IntN(len(names))]
-			files[n] += "U," + strconv.Itoa(*seq) + ",1,rewritten,1\n"
-			continue
-		}
-		var b strings.Builder
-		b.WriteString("op,seq,id,name,amount\n")
-		rows := rng.IntN(12)
-		for r := 0; r < rows; r++ {
-			op := []string{"I", "I", "U", "U", "D", "X"}[rng.IntN(6)]
-			if rng.IntN(4) != 0 {
-				op = op[:1]
-			}
-			s := *seq
-			switch rng.IntN(10) {
-			case 0:
-				s -= rng.IntN(30) // may go below the committed position
-			case 1: // a tie
-			default:
-				*seq += 1 + rng.IntN(3)
-				s = *seq
-			}
-			if op == "X" {
-				op = "Z"
-			}
-			fmt.Fprintf(&b, "%s,%d,%d,n%d,%d\n", op, s, 1+rng.IntN(12), rng.IntN(100), rng.IntN(1000)-200)
-		}
-		files[name] = b.String()
-	}
-}
-
 // runStreams applies n random change streams and compares the lake with
 // the reference replay after every run.
 func runStreams(t *testing.T, n int, seed uint64) {
@@ -380,30 +189,30 @@ func runStreams(t *testing.T, n int, seed uint64) {
 	for s := 0; s < n; s++ {
 		rng := rand.New(rand.NewPCG(seed, uint64(s)))
 		e := newCDCEnv(t)
-		ref := newRefReplay()
+		ref := cdcref.NewReplay()
 		files := map[string]string{}
 		nextFile, seq := 0, 100
 		batches := 2 + rng.IntN(3)
 		for b := 0; b < batches; b++ {
-			genBatch(rng, files, &nextFile, &seq)
+			cdcref.Gen(rng, files, &nextFile, &seq)
 			for name, c := range files {
 				e.write(t, name, c)
 			}
-			want := ref.apply(files)
+			want := ref.Apply(files)
 			tr := e.run(t)
-			got := refCounts{read: tr.RowsRead, loaded: tr.RowsLoaded, skipped: tr.RowsSkipped, quarantined: tr.RowsQuarantined, rules: tr.QuarantinedBy}
+			got := cdcref.Counts{Read: tr.RowsRead, Loaded: tr.RowsLoaded, Skipped: tr.RowsSkipped, Quarantined: tr.RowsQuarantined, Rules: tr.QuarantinedBy}
 			if os.Getenv("CDC_DEBUG") != "" {
 				t.Logf("stream %d batch %d status %s commit %+v", s, b, tr.Status, tr.Commit)
 			}
 			if !tr.Balanced() {
 				t.Fatalf("stream %d batch %d: unbalanced %+v", s, b, got)
 			}
-			if got.read != want.read || got.loaded != want.loaded || got.skipped != want.skipped || got.quarantined != want.quarantined {
+			if got.Read != want.Read || got.Loaded != want.Loaded || got.Skipped != want.Skipped || got.Quarantined != want.Quarantined {
 				t.Fatalf("stream %d batch %d: counts %+v, reference %+v", s, b, got, want)
 			}
-			for rule, n := range want.rules {
+			for rule, n := range want.Rules {
 				if tr.QuarantinedBy[rule] != n {
-					t.Fatalf("stream %d batch %d: %s %d, reference %d (all: %v vs %v)", s, b, rule, tr.QuarantinedBy[rule], n, tr.QuarantinedBy, want.rules)
+					t.Fatalf("stream %d batch %d: %s %d, reference %d (all: %v vs %v)", s, b, rule, tr.QuarantinedBy[rule], n, tr.QuarantinedBy, want.Rules)
 				}
 				total[rule] += n
 			}
@@ -415,8 +224,8 @@ func runStreams(t *testing.T, n int, seed uint64) {
 				}
 				lake[id] = [2]string{r["name"], r["amount"]}
 			}
-			if fmt.Sprint(lake) != fmt.Sprint(ref.rows) {
-				t.Fatalf("stream %d batch %d: lake %v\nreference %v", s, b, lake, ref.rows)
+			if fmt.Sprint(lake) != fmt.Sprint(ref.Rows) {
+				t.Fatalf("stream %d batch %d: lake %v\nreference %v", s, b, lake, ref.Rows)
 			}
 			h := 0
 			for _, r := range e.lake(t, "customers_history", []string{"id", "lima_op"}) {
@@ -424,8 +233,8 @@ func runStreams(t *testing.T, n int, seed uint64) {
 					h++
 				}
 			}
-			if h != ref.history {
-				t.Fatalf("stream %d batch %d: history holds %d versions, reference %d", s, b, h, ref.history)
+			if h != ref.History {
+				t.Fatalf("stream %d batch %d: history holds %d versions, reference %d", s, b, h, ref.History)
 			}
 		}
 	}
