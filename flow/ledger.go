@@ -12,6 +12,7 @@ import (
 
 	"github.com/lima-lake/lima/engine/ledger"
 	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/engine/run"
 	"github.com/lima-lake/lima/engine/sink"
 	"github.com/lima-lake/lima/engine/sink/icesink"
 )
@@ -66,6 +67,17 @@ func RecoverPending(ctx context.Context, st ledger.Store, sk *icesink.Sink, p *p
 			for _, s := range tbl.Metadata().Snapshots() {
 				if s.Summary != nil && s.Summary.Properties[sink.PropLoadID] == l.LoadID {
 					committed = true
+				}
+			}
+		}
+		if !committed {
+			// A change-capture batch that changed no row commits only to
+			// its history table (run.PropCDCNoop).
+			if h, err := sk.Catalog().LoadTable(ctx, table.Identifier{p.Namespace(), plan.HistoryTable(l.Table)}); err == nil {
+				for _, s := range h.Metadata().Snapshots() {
+					if s.Summary != nil && s.Summary.Properties[sink.PropLoadID] == l.LoadID && s.Summary.Properties[run.PropCDCNoop] == "true" {
+						committed = true
+					}
 				}
 			}
 		}
