@@ -491,6 +491,19 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 		}
 	}
 	defer l.caster.Release()
+	if keepsOrdinaryHistory(t) {
+		if l.hist, err = startHistory(ctx, o, name, rs, tr.LoadID); err != nil {
+			tr.Err = fmt.Errorf("open the history of %s: %w", name, err)
+			return
+		}
+	}
+	var hstaged sink.Staged
+	histDone := false
+	defer func() {
+		if hstaged != nil && !histDone {
+			_ = hstaged.Discard(context.WithoutCancel(ctx))
+		}
+	}()
 
 	// Read and cast on this goroutine's child; the sink consumes batches
 	// from a bounded channel, so memory stays flat whatever the input size.
@@ -528,6 +541,11 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 		b.Release()
 	}
 	rerr := <-readErr
+	if l.hist != nil {
+		var herr error
+		hstaged, herr = l.hist.finish()
+		stageErr = errors.Join(stageErr, herr)
+	}
 	if err := errors.Join(rerr, stageErr); err != nil {
 		if staged != nil {
 			_ = staged.Discard(context.WithoutCancel(ctx))
@@ -586,6 +604,16 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 			pubErr := o.Quarantine.Publish(context.WithoutCancel(ctx), name, tr.LoadID)
 			tr.Err = errors.Join(fmt.Errorf("%w: %d rows held back, above the error budget of %s; nothing of %s was committed, the exceptions are kept for inspection",
 				ErrErrorBudget, tr.RowsQuarantined, limit, name), pubErr)
+			return
+		}
+	}
+	if l.hist != nil {
+		// The history first, under the same load id (see history.go).
+		histDone = true
+		if err := l.hist.commit(ctx, hstaged, o.RunID); err != nil {
+			_ = staged.Discard(context.WithoutCancel(ctx))
+			_ = o.Quarantine.Discard(context.WithoutCancel(ctx), name, tr.LoadID)
+			tr.Err = fmt.Errorf("commit the history of %s: %w", name, err)
 			return
 		}
 	}
@@ -970,6 +998,10 @@ type loader struct {
 	nulls     []bool
 	// heldSums sum the held-back rows' control values of a database source.
 	heldSums map[string]*Sum
+	// hist stages the table's history (history: true); locs are the
+	// source locators of the rows of the pending batch.
+	hist *historyTee
+	locs []string
 }
 
 func newLoader(ctx context.Context, o Options, tr *TableResult, t *plan.Table, rs *resolved, tbl sink.Table, prog *TableProgress) (*loader, error) {
@@ -1200,6 +1232,13 @@ func (l *loader) readAll(ctx context.Context, src source.Source, units []source.
 			return nil
 		}
 		b := l.caster.NewBatch()
+		if l.hist != nil {
+			if err := l.hist.add(ctx, b, l.locs); err != nil {
+				b.Release()
+				return err
+			}
+			l.locs = l.locs[:0]
+		}
 		select {
 		case out <- b:
 			return nil
@@ -1431,6 +1470,9 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 	}
 	l.stats.add(cells, row.Loc)
 	l.caster.Accept()
+	if l.hist != nil {
+		l.locs = append(l.locs, row.Loc.String())
+	}
 	l.prog.Loaded.Add(1)
 	return nil
 }
