@@ -45,6 +45,8 @@ type Report struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Marts computed after their base tables, each proved by gate 4.
 	Marts []MartReport `json:"marts,omitempty"`
+	// Watch is the latency of a micro-batch of lima-tui run --watch.
+	Watch *WatchReport `json:"watch,omitempty"`
 }
 
 // MartReport is one mart's outcome.

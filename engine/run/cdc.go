@@ -175,6 +175,10 @@ func readCDCState(ctx context.Context, tbl, htbl sink.Table) (*cdcState, error) 
 	if err != nil {
 		return nil, err
 	}
+	// Compactions rewrite files; they account for no change file.
+	isCompaction := func(c sink.Commit) bool { return c.Kind == KindCompaction }
+	hist = slices.DeleteFunc(hist, isCompaction)
+	cur = slices.DeleteFunc(cur, isCompaction)
 	if len(hist) > 0 && hist[0].Props[PropCDCNoop] != "true" {
 		if _, done, err := tbl.FindLoad(ctx, hist[0].LoadID); err != nil {
 			return nil, err
@@ -970,4 +974,59 @@ func (l *loader) hashKey(key string) [2]uint64 {
 	h2.WriteString(key)
 	h2.WriteByte(0)
 	return [2]uint64{h1.Sum64(), h2.Sum64()}
+}
+
+// KindCompaction is the lima.kind of a snapshot that only rewrote files
+// (flow.Compact).
+const KindCompaction = "compaction"
+
+// ModeMicroBatch is the mode of a full-mode table loaded by the watcher:
+// each micro-batch appends its new files.
+const ModeMicroBatch = "micro_batch"
+
+// PropFiles lists, as JSON, the files (name, size, sha256) a micro-batch
+// commit loaded: the watcher's record of what it has seen, committed
+// atomically with the rows.
+const PropFiles = "lima.files"
+
+func filesProp(units []source.Unit) (map[string]string, error) {
+	var fs []ChangeFile
+	for _, u := range units {
+		sum, err := fileSHA256(u.Path)
+		if err != nil {
+			return nil, fmt.Errorf("checksum %s: %w", u.Name, err)
+		}
+		fs = append(fs, ChangeFile{Name: u.Name, Size: u.Size, SHA256: sum, Status: "loaded"})
+	}
+	b, err := json.Marshal(fs)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{PropFiles: string(b)}, nil
+}
+
+// LoadedFiles lists the files recorded by the micro-batch commits of a
+// table's lineage (PropFiles).
+func LoadedFiles(ctx context.Context, tbl sink.Table) ([]ChangeFile, error) {
+	h, ok := tbl.(sink.Historian)
+	if !ok {
+		return nil, errors.New("the sink cannot list a table's commits")
+	}
+	cs, err := h.History(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []ChangeFile
+	for _, c := range cs {
+		s := c.Props[PropFiles]
+		if s == "" {
+			continue
+		}
+		var fs []ChangeFile
+		if err := json.Unmarshal([]byte(s), &fs); err != nil {
+			return nil, fmt.Errorf("snapshot %d: %s: %w", c.SnapshotID, PropFiles, err)
+		}
+		out = append(out, fs...)
+	}
+	return out, nil
 }

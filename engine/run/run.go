@@ -86,6 +86,12 @@ type Options struct {
 	// it did — same file, same bytes — is loaded with its recorded fix, so a
 	// full reload keeps the rows that were fixed and replayed.
 	KnownFixes func(ctx context.Context, table string) (map[FixKey]KnownFix, error)
+	// OnlyFiles limits a table's files to these names (a micro-batch of
+	// the watcher); a table not in the map reads all its files.
+	OnlyFiles map[string][]string
+	// AppendOnly makes full-mode tables append (mode micro_batch) and
+	// records each file's name, size and sha256 in the commit (PropFiles).
+	AppendOnly bool
 }
 
 // FixKey identifies a source row by its file and exact bytes.
@@ -396,6 +402,12 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 		tr.Err = fmt.Errorf("list %s: %w", t.Source.Name, err)
 		return
 	}
+	if only, ok := o.OnlyFiles[name]; ok {
+		units = slices.DeleteFunc(units, func(u source.Unit) bool { return !slices.Contains(only, u.Name) })
+	}
+	if o.AppendOnly && tr.Mode == plan.ModeFull {
+		tr.Mode = ModeMicroBatch
+	}
 	for _, u := range units {
 		tr.InputBytes += u.Size
 	}
@@ -619,7 +631,16 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 	}
 	faultpoint.Hit("before-commit")
 	prog.Phase.Store("committing")
-	c, err := tbl.Commit(ctx, staged, sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID, Watermark: tr.WatermarkAfter, Replace: tr.Mode == "full"})
+	var extra map[string]string
+	if o.AppendOnly {
+		if extra, err = filesProp(units); err != nil {
+			_ = staged.Discard(context.WithoutCancel(ctx))
+			_ = o.Quarantine.Discard(context.WithoutCancel(ctx), name, tr.LoadID)
+			tr.Err = err
+			return
+		}
+	}
+	c, err := tbl.Commit(ctx, staged, sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID, Watermark: tr.WatermarkAfter, Replace: tr.Mode == "full", Extra: extra})
 	if err != nil {
 		// The files stay orphaned only if the outcome is unknown; Commit
 		// already looked for the load id, so here nothing is visible.
