@@ -1,5 +1,7 @@
 package plan
 
+import "strings"
+
 // ModeCDC is change capture: the table is kept current from appended change
 // files (see Changes).
 const ModeCDC = "cdc"
@@ -53,6 +55,9 @@ func HistoryTable(name string) string { return name + "_history" }
 
 func (v *validator) changes(lp string, ti *tableInfo) {
 	l := ti.t.Load
+	if ti.t.History && ti.t.Type == TableMart {
+		v.add(strings.TrimSuffix(lp, ".load")+".history", "a mart is rebuilt from its base tables; keep history on the base tables")
+	}
 	if l.Mode != ModeCDC {
 		if l.Changes != nil {
 			v.add(lp+".changes", "only for mode cdc")

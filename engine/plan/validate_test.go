@@ -235,6 +235,9 @@ func TestValidate(t *testing.T) {
 		{"cdc without keys and changes", func(p *Plan) { p.Tables["sites"].Load = LoadSpec{Mode: "cdc"} },
 			[]string{`tables.sites.load.keys: required for mode cdc: the key that identifies a row across changes`,
 				`tables.sites.load.changes: required for mode cdc: name the operation and ordering columns, e.g. changes: {operation: op, ordering: seq}`}},
+		{"history on a mart", func(p *Plan) {
+			p.Tables["sites"].Type, p.Tables["sites"].Source, p.Tables["sites"].Grain, p.Tables["sites"].History = TableMart, nil, []string{"site_code"}, true
+		}, []string{`tables.sites.history: a mart is rebuilt from its base tables; keep history on the base tables`}},
 		{"changes without cdc", func(p *Plan) { p.Tables["sites"].Load.Changes = &Changes{Operation: "op", Ordering: "seq"} },
 			[]string{`tables.sites.load.changes: only for mode cdc`}},
 		{"incremental without watermark", func(p *Plan) { p.Tables["sites"].Load.Mode = "incremental" },
