@@ -9,8 +9,9 @@ package flow
 // modification time (a file still being written is left for later).
 // Batches: every interval the files that are ready are loaded, at most
 // BatchRows lines per batch (a bigger backlog becomes several batches, a
-// file is never split). On cancel (SIGINT/SIGTERM) the watcher commits the
-// files it already took, then stops.
+// file is never split). On cancel (SIGINT/SIGTERM) the watcher takes the
+// files unchanged since its previous poll, commits everything it took, then
+// stops.
 
 import (
 	"bytes"
@@ -177,7 +178,7 @@ func Watch(ctx context.Context, o WatchOptions) (*WatchSummary, error) {
 			o.OnError(err)
 		}
 	}
-	poll := func() {
+	poll := func(ctx context.Context) {
 		now := time.Now().UTC()
 		for _, wt := range tables {
 			list, err := wt.lister.List(ctx, wt.globs)
@@ -287,11 +288,14 @@ func Watch(ctx context.Context, o WatchOptions) (*WatchSummary, error) {
 	tick := time.NewTicker(o.Interval)
 	defer tick.Stop()
 	for {
-		poll()
+		poll(ctx)
 		// A batch that started commits even when a signal arrives meanwhile.
 		flush(context.WithoutCancel(ctx))
 		select {
 		case <-ctx.Done():
+			// Stop: one last look takes the files unchanged since the
+			// previous poll, and everything taken is committed.
+			poll(context.WithoutCancel(ctx))
 			flush(context.WithoutCancel(ctx))
 			return sum, nil
 		case <-tick.C:

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -183,4 +185,72 @@ func TestWatchLoadsEveryRowExactlyOnce(t *testing.T) {
 	if got, _ := lakeIDs(t, ws, p, "events"); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatal("the lake changed after a restart")
 	}
+}
+
+// TestWatchBinaryCommitsOnSIGTERM: the built lima-tui watches with a long
+// interval, so its first poll only observes the files; SIGTERM makes it
+// take the unchanged files, commit them and exit 0.
+func TestWatchBinaryCommitsOnSIGTERM(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "lima-tui")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/lima-tui").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	ws, p := newWorkspace(t, watchPlan)
+	want := map[int64]int{}
+	var wantSum int64
+	for f := 0; f < 3; f++ {
+		var b strings.Builder
+		b.WriteString("id,qty\n")
+		for r := 0; r < 10; r++ {
+			id := int64(f*10 + r + 1)
+			fmt.Fprintf(&b, "%d,%d\n", id, id*3)
+			want[id]++
+			wantSum += id * 3
+		}
+		dropFile(t, ws.Dir, fmt.Sprintf("f%d.csv", f), b.String())
+	}
+	cmd := exec.Command(bin, "run", "--watch", "--interval", "1h", "--force", "--plan", ws.PlanPath())
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the first poll has run (the banner is printed before it).
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(stderr.String(), "watching every") && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(700 * time.Millisecond)
+	if got, _ := lakeIDs(t, ws, p, "events"); len(got) != 0 {
+		t.Fatalf("rows loaded before the stop: %d (the first poll must only observe)", len(got))
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v\n%s", err, stderr.String())
+	}
+	got, sum := lakeIDs(t, ws, p, "events")
+	if fmt.Sprint(got) != fmt.Sprint(want) || sum != wantSum || !strings.Contains(stderr.String(), "watch stopped after 1 micro-batch(es), 3 file(s), 30 row(s)") {
+		t.Fatalf("after SIGTERM the lake has %d ids (sum %d), want %d (sum %d)\n%s", len(got), sum, len(want), wantSum, stderr.String())
+	}
+}
+
+// syncBuffer is a strings.Builder safe for the command's writer goroutine
+// and the test reading it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
