@@ -254,3 +254,36 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// A table loaded by an ordinary run first (the bulk load), then watched:
+// the files of that load are not loaded again, new ones are.
+func TestWatchAfterABulkLoad(t *testing.T) {
+	ws, p := newWorkspace(t, watchPlan)
+	dropFile(t, ws.Dir, "a.csv", "id,qty\n1,10\n2,20\n")
+	dropFile(t, ws.Dir, "b.csv", "id,qty\n3,30\n")
+	runOnce(t, ws, p, flow.RunOptions{})
+	dropFile(t, ws.Dir, "c.csv", "id,qty\n4,40\n5,50\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := flow.Watch(ctx, flow.WatchOptions{Run: flow.RunOptions{Workspace: ws, Plan: p, Force: true, LockWait: 5 * time.Second}, Interval: 50 * time.Millisecond})
+		done <- err
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got, _ := lakeIDs(t, ws, p, "events")
+		if len(got) >= 5 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // a few more polls: nothing else may load
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got, sum := lakeIDs(t, ws, p, "events")
+	if fmt.Sprint(got) != "map[1:1 2:1 3:1 4:1 5:1]" || sum != 150 {
+		t.Fatalf("lake %v sum %d, want ids 1..5 once (sum 150)", got, sum)
+	}
+}

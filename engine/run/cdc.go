@@ -984,6 +984,10 @@ const KindCompaction = "compaction"
 // each micro-batch appends its new files.
 const ModeMicroBatch = "micro_batch"
 
+// MaxRecordedFiles is the most files an ordinary load records in PropFiles
+// (a micro-batch always records its own).
+const MaxRecordedFiles = 1000
+
 // PropFiles lists, as JSON, the files (name, size, sha256) a micro-batch
 // commit loaded: the watcher's record of what it has seen, committed
 // atomically with the rows.

@@ -632,7 +632,9 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 	faultpoint.Hit("before-commit")
 	prog.Phase.Store("committing")
 	var extra map[string]string
-	if o.AppendOnly {
+	// The files' identities go with the rows, so a watcher started later
+	// does not load them again (bounded: the summary lives in the metadata).
+	if !isDB && (o.AppendOnly || len(units) <= MaxRecordedFiles) {
 		if extra, err = filesProp(units); err != nil {
 			_ = staged.Discard(context.WithoutCancel(ctx))
 			_ = o.Quarantine.Discard(context.WithoutCancel(ctx), name, tr.LoadID)
