@@ -355,6 +355,11 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 		return
 	}
 	sort.Slice(units, func(i, j int) bool { return units[i].Name < units[j].Name })
+	if len(units) == 0 {
+		// No change file yet (a watcher may start before the first one).
+		tr.Status = StatusNothingToLoad
+		return
+	}
 
 	rs, err := resolveColumns(ctx, o, t, src, units)
 	if err != nil {

@@ -12,6 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lima-lake/lima/engine/plan"
@@ -289,6 +294,65 @@ func TestCDCFromNDJSON(t *testing.T) {
 		got[r["id"]] = r["name"] + "|" + r["amount"]
 	}
 	if fmt.Sprint(got) != "map[1:ann|15]" {
+		t.Fatalf("lake %v", got)
+	}
+}
+
+// Change files in Parquet (as DMS writes them): typed columns, the same
+// semantics.
+func TestCDCFromParquet(t *testing.T) {
+	e := newCDCEnv(t)
+	p, err := plan.Parse([]byte(strings.Replace(strings.Replace(cdcPlan, `changes/*.csv`, `changes/*.parquet`, 1), `format: csv, csv: {header: "yes"}`, `format: parquet`, 1)), "platform.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.plan = p
+	sc := arrow.NewSchema([]arrow.Field{{Name: "op", Type: arrow.BinaryTypes.String}, {Name: "seq", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "name", Type: arrow.BinaryTypes.String, Nullable: true}, {Name: "amount", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+	write := func(name string, rows [][]any) {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+		defer b.Release()
+		for _, r := range rows {
+			b.Field(0).(*array.StringBuilder).Append(r[0].(string))
+			b.Field(1).(*array.Int64Builder).Append(int64(r[1].(int)))
+			b.Field(2).(*array.Int64Builder).Append(int64(r[2].(int)))
+			if r[3] == nil {
+				b.Field(3).AppendNull()
+				b.Field(4).AppendNull()
+			} else {
+				b.Field(3).(*array.StringBuilder).Append(r[3].(string))
+				b.Field(4).(*array.Int64Builder).Append(int64(r[4].(int)))
+			}
+		}
+		rec := b.NewRecordBatch()
+		defer rec.Release()
+		f, err := os.Create(filepath.Join(e.dir, "in", "changes", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := pqarrow.NewFileWriter(sc, f, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+	}
+	write("a.parquet", [][]any{{"I", 1, 1, "ann", 10}, {"I", 2, 2, "bob", 20}, {"I", 3, 3, "cy", 30}})
+	if tr := e.run(t); tr.RowsLoaded != 3 {
+		t.Fatalf("first batch loaded %d", tr.RowsLoaded)
+	}
+	write("b.parquet", [][]any{{"U", 4, 2, "bob", 21}, {"D", 5, 3, nil, nil}, {"I", 6, 1, "again", 1}})
+	tr := e.run(t)
+	if tr.RowsLoaded != 2 || tr.QuarantinedBy[RuleCDCInsertExisting] != 1 || tr.Commit.Deleted != 2 || !tr.Balanced() {
+		t.Fatalf("second batch loaded %d held %v deleted %d", tr.RowsLoaded, tr.QuarantinedBy, tr.Commit.Deleted)
+	}
+	got := map[string]string{}
+	for _, r := range e.lake(t, "customers", nil) {
+		got[r["id"]] = r["name"] + "|" + r["amount"]
+	}
+	if fmt.Sprint(got) != "map[1:ann|10 2:bob|21]" {
 		t.Fatalf("lake %v", got)
 	}
 }
