@@ -115,6 +115,9 @@ type TableReport struct {
 	InputBytes      int64                         `json:"input_bytes"`
 	Seconds         float64                       `json:"seconds"`
 	Exceptions      []ExceptionView               `json:"exceptions_sample,omitempty"`
+	// RowsDeleted are the committed rows a change-capture commit removed
+	// (the old versions of the keys it changed or deleted).
+	RowsDeleted int64 `json:"rows_deleted,omitempty"`
 }
 
 // Normalization is one fix with its count.
@@ -169,6 +172,9 @@ func Build(p *plan.Plan, res *run.Result, recs map[string]*gates.Reconciliation)
 			Reconciliation: gates.Skip, Normalizations: []Normalization{}, Checks: []gates.Finding{}}
 		if tr.Files == nil {
 			t.Files = []run.FileResult{}
+		}
+		if !tr.Commit.AlreadyCommitted {
+			t.RowsDeleted = tr.Commit.Deleted
 		}
 		if tr.Err != nil {
 			t.Error = tr.Err.Error()
