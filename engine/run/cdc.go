@@ -481,7 +481,11 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 			return
 		}
 		files = keep
-		fresh = slices.DeleteFunc(fresh, func(u unitInfo) bool { return want[u.u.Name] != u.sha })
+		status := map[string]string{}
+		for _, f := range files {
+			status[f.Name] = f.Status
+		}
+		fresh = slices.DeleteFunc(fresh, func(u unitInfo) bool { return want[u.u.Name] != u.sha || status[u.u.Name] != "applied" })
 		twice = twice[:0]
 		for _, f := range files {
 			if f.Status != "applied" {

@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/engine/sink"
 	"github.com/lima-lake/lima/engine/sink/icesink"
 	"github.com/lima-lake/lima/internal/cdcref"
 )
@@ -354,5 +356,80 @@ func TestCDCFromParquet(t *testing.T) {
 	}
 	if fmt.Sprint(got) != "map[1:ann|10 2:bob|21]" {
 		t.Fatalf("lake %v", got)
+	}
+}
+
+// failDelta makes the table's CommitDelta fail after the history commit:
+// the state a crash between the two commits leaves.
+type failDelta struct {
+	sink.Sink
+}
+
+type failDeltaTable struct{ *icesink.Table }
+
+func (failDeltaTable) CommitDelta(context.Context, sink.Staged, sink.CommitProps, sink.Keys) (sink.Commit, error) {
+	return sink.Commit{}, errors.New("injected: the table commit did not happen")
+}
+
+func (f failDelta) OpenTable(ctx context.Context, spec sink.TableSpec) (sink.Table, error) {
+	t, err := f.Sink.OpenTable(ctx, spec)
+	if err != nil || spec.Name != "customers" {
+		return t, err
+	}
+	return failDeltaTable{t.(*icesink.Table)}, nil
+}
+
+// A batch whose history committed but whose table did not is completed
+// first, exactly as it was, even when new files arrived meanwhile; the new
+// files follow in the next run. The result equals the reference applying
+// the two batches one after the other.
+func TestCDCCompletesABatchCommittedOnlyToHistory(t *testing.T) {
+	e := newCDCEnv(t)
+	ref := cdcref.NewReplay()
+	files := map[string]string{
+		"c0001.csv": cdcref.Header + "\nI,10,1,a,1\nI,11,2,b,2\nI,12,3,c,3\n",
+		"c0002.csv": cdcref.Header + "\nU,13,1,a2,10\nD,14,2,,\n",
+	}
+	for n, c := range files {
+		e.write(t, n, c)
+	}
+	ref.Apply(files)
+	res, err := Load(context.Background(), Options{Workspace: e.dir, Plan: e.plan, Sink: failDelta{e.sk},
+		Quarantine: &JSONLQuarantine{Dir: filepath.Join(e.dir, "q")}, RunID: "crashed"})
+	if err != nil || res.Tables[0].Err == nil {
+		t.Fatalf("the injected failure did not fail the load: %v", err)
+	}
+	if lake := e.lake(t, "customers", nil); len(lake) != 0 {
+		t.Fatalf("the table has rows after the failed commit: %v", lake)
+	}
+	// Meanwhile a new file arrives; it sorts before the pending ones by
+	// ordering, which must not change how the pending batch is applied.
+	files["c0003.csv"] = cdcref.Header + "\nU,5,3,early,5\nI,20,4,d,4\n"
+	e.write(t, "c0003.csv", files["c0003.csv"])
+	tr := e.run(t)
+	if tr.RowsRead != 7 || len(tr.Files) != 2 {
+		t.Fatalf("the completing run read %d rows of %v, want the 2 pending files (7 rows with headers)", tr.RowsRead, tr.Files)
+	}
+	tr = e.run(t)
+	want := ref.Apply(files)
+	if tr.RowsRead != want.Read || tr.QuarantinedBy["change_sequence_backwards"] != want.Rules["change_sequence_backwards"] {
+		t.Fatalf("the next run: read %d held %v; reference %+v", tr.RowsRead, tr.QuarantinedBy, want)
+	}
+	lake := map[int][2]string{}
+	for _, r := range e.lake(t, "customers", nil) {
+		id, _ := strconv.Atoi(r["id"])
+		lake[id] = [2]string{r["name"], r["amount"]}
+	}
+	if fmt.Sprint(lake) != fmt.Sprint(ref.Rows) {
+		t.Fatalf("lake %v\nreference %v", lake, ref.Rows)
+	}
+	versions := 0
+	for _, r := range e.lake(t, "customers_history", []string{"lima_op"}) {
+		if r["lima_op"] != "none" {
+			versions++
+		}
+	}
+	if versions != ref.History {
+		t.Fatalf("history %d versions, reference %d", versions, ref.History)
 	}
 }
