@@ -95,16 +95,27 @@ func lakeIDs(t *testing.T, ws flow.Workspace, p *plan.Plan, name string) (map[in
 // TestWatchLoadsEveryRowExactlyOnce drops files while the watcher runs
 // (in-process, 100 ms interval): every row lands exactly once, a file
 // dropped again with the same bytes is not loaded again, a restarted
-// watcher loads nothing twice, and every batch reports each file's latency.
+// watcher loads nothing twice, every batch reports each file's latency, and
+// the compactions every 3 batches change no row.
 func TestWatchLoadsEveryRowExactlyOnce(t *testing.T) {
 	ws, p := newWorkspace(t, watchPlan)
 	ctx, cancel := context.WithCancel(context.Background())
 	var mu sync.Mutex
 	var latencies []int64
-	var batches int
+	var batches, compactions int
 	var errs []error
 	o := flow.WatchOptions{Run: flow.RunOptions{Workspace: ws, Plan: p, Force: true, LockWait: 5 * time.Second},
-		Interval: 100 * time.Millisecond, BatchRows: 40,
+		Interval: 100 * time.Millisecond, BatchRows: 40, CompactEvery: 3,
+		OnCompact: func(rs []flow.CompactResult) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, r := range rs {
+				if r.FilesAfter > r.FilesBefore {
+					errs = append(errs, fmt.Errorf("compaction grew %s: %+v", r.Table, r))
+				}
+				compactions++
+			}
+		},
 		OnBatch: func(out *flow.Outcome) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -166,6 +177,9 @@ func TestWatchLoadsEveryRowExactlyOnce(t *testing.T) {
 	mu.Lock()
 	if len(errs) > 0 {
 		t.Fatalf("watch errors: %v", errs)
+	}
+	if compactions == 0 && batches >= 3 {
+		t.Fatalf("%d batches and no compaction (every 3)", batches)
 	}
 	if len(latencies) != files || batches < 2 {
 		t.Fatalf("%d latencies over %d batches, want one per file (%d) over several batches", len(latencies), batches, files)
