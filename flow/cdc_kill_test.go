@@ -128,6 +128,7 @@ func TestCDCKillAndRestart(t *testing.T) {
 		files := map[string]string{}
 		nextFile, seq := 0, 100
 		var wantExceptions int64
+		wantByRule := map[string]int64{}
 		for b := 0; b < 4; b++ {
 			cdcref.Gen(rng, files, &nextFile, &seq)
 			for name, c := range files {
@@ -137,6 +138,9 @@ func TestCDCKillAndRestart(t *testing.T) {
 			}
 			want := ref.Apply(files)
 			wantExceptions += want.Quarantined + want.Rules["change_file_seen_twice"]
+			for r, n := range want.Rules {
+				wantByRule[r] += n
+			}
 			mode := []string{"none", "sigkill", "before-commit", "after-commit"}[rng.IntN(4)]
 			cmd := exec.Command(bin, "run", "--force", "--plan", ws.PlanPath(), "--json")
 			cmd.Env = os.Environ()
@@ -179,6 +183,11 @@ func TestCDCKillAndRestart(t *testing.T) {
 			}
 			n, err := st.Count(context.Background(), ledger.Filter{Table: "customers"})
 			pend, _ := st.PendingLoads(context.Background())
+			byRule, rerr := st.CountBy(context.Background(), ledger.Filter{Table: "customers"}, ledger.ByRule)
+			if rerr != nil || fmt.Sprint(byRule) != fmt.Sprint(wantByRule) {
+				st.Close()
+				t.Fatalf("stream %d batch %d (%s, killed %v): ledger by rule %v (%v), reference %v", s, b, mode, killed, byRule, rerr, wantByRule)
+			}
 			st.Close()
 			if err != nil || n != wantExceptions || len(pend) != 0 {
 				t.Fatalf("stream %d batch %d (%s, killed %v): ledger holds %d exceptions (%v), reference %d; pending %v", s, b, mode, killed, n, err, wantExceptions, pend)
