@@ -40,6 +40,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"sort"
@@ -236,6 +237,18 @@ func changeFilesOf(c sink.Commit) ([]ChangeFile, error) {
 
 func fileSHA256(path string) (string, error) {
 	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		// A workbook's sheet is a unit "book.xlsx#Sheet": the file is the
+		// workbook.
+		for i := 0; i < len(path); i++ {
+			if path[i] == '#' {
+				if st, serr := os.Stat(path[:i]); serr == nil && st.Mode().IsRegular() {
+					f, err = os.Open(path[:i])
+					break
+				}
+			}
+		}
+	}
 	if err != nil {
 		return "", err
 	}
@@ -415,94 +428,19 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 		tr.Err = err
 		return
 	}
-	byName, bySHA, posOrd, posFile := state0.byName, state0.bySHA, state0.posOrd, state0.posFile
+	posOrd, posFile := state0.posOrd, state0.posFile
 	if posOrd != "" {
 		tr.WatermarkBefore = posOrd + "@" + posFile
 	}
 
 	// Which files are new; which were seen before.
-	type unitInfo struct {
-		u   source.Unit
-		sha string
+	batch, err := classifyFiles(units, state0)
+	if err != nil {
+		tr.Err = err
+		return
 	}
-	var fresh []unitInfo
-	var files []ChangeFile
-	var twice []ChangeFile
-	seenNow := map[string]string{}
-	for _, u := range units {
-		sum, err := fileSHA256(u.Path)
-		if err != nil {
-			tr.Err = fmt.Errorf("checksum %s: %w", u.Name, err)
-			return
-		}
-		if prev, ok := byName[u.Name]; ok && prev == sum {
-			tr.Files = append(tr.Files, FileResult{Name: u.Name, OriginalName: u.OriginalName, Bytes: u.Size, Status: "already applied"})
-			continue
-		}
-		cf := ChangeFile{Name: u.Name, Size: u.Size, SHA256: sum, Status: "applied"}
-		if other, ok := bySHA[sum]; ok {
-			cf.Status = "seen_twice:same content as " + other
-		} else if _, ok := byName[u.Name]; ok {
-			cf.Status = "seen_twice:changed after it was applied"
-		} else if other, ok := seenNow[sum]; ok {
-			cf.Status = "seen_twice:same content as " + other
-		}
-		if _, ok := seenNow[sum]; !ok {
-			seenNow[sum] = u.Name
-		}
-		if cf.Status != "applied" {
-			twice = append(twice, cf)
-		} else {
-			fresh = append(fresh, unitInfo{u, sum})
-		}
-		files = append(files, cf)
-	}
-	// A batch the history table committed but the table did not (a crash
-	// between the two commits) is completed first, exactly as it was.
-	if len(state0.pending) > 0 {
-		want := map[string]string{}
-		for _, f := range state0.pending {
-			want[f.Name] = f.SHA256
-		}
-		var keep []ChangeFile
-		for _, f := range files {
-			if sha, ok := want[f.Name]; ok && sha == f.SHA256 {
-				f.Status = ""
-				for _, p := range state0.pending {
-					if p.Name == f.Name {
-						f.Status = p.Status
-					}
-				}
-				keep = append(keep, f)
-			}
-		}
-		if len(keep) != len(state0.pending) {
-			tr.Err = fmt.Errorf("the history table holds load %s whose change files are no longer all there (%d of %d): restore them to complete it", state0.pendingLoadID, len(keep), len(state0.pending))
-			return
-		}
-		files = keep
-		status := map[string]string{}
-		for _, f := range files {
-			status[f.Name] = f.Status
-		}
-		fresh = slices.DeleteFunc(fresh, func(u unitInfo) bool { return want[u.u.Name] != u.sha || status[u.u.Name] != "applied" })
-		twice = twice[:0]
-		for _, f := range files {
-			if f.Status != "applied" {
-				twice = append(twice, f)
-			}
-		}
-		var fr []unitInfo
-		for _, u := range units {
-			for _, f := range files {
-				if f.Name == u.Name && f.Status == "applied" && !slices.ContainsFunc(fresh, func(x unitInfo) bool { return x.u.Name == u.Name }) {
-					fr = append(fr, unitInfo{u, f.SHA256})
-				}
-			}
-		}
-		fresh = append(fresh, fr...)
-		sort.Slice(fresh, func(i, j int) bool { return fresh[i].u.Name < fresh[j].u.Name })
-	}
+	files, fresh, twice := batch.files, batch.fresh, batch.twice
+	tr.Files = append(tr.Files, batch.already...)
 	if len(files) == 0 {
 		tr.Status = StatusNothingToLoad
 		tr.Commit = cur
@@ -655,77 +593,22 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 	sort.SliceStable(changes, func(i, j int) bool { return changes[i].less(changes[j]) })
 
 	// Apply in order.
-	lastIns := map[string]int{}
-	for i, c := range changes {
-		if c.op == 'I' {
-			lastIns[c.key] = i
+	ap := applyChanges(changes, present, posOrd, posFile)
+	for _, a := range ap.anomalies {
+		if err := hold(changes[a.index], a.rule, a.reason, nil); err != nil {
+			discard(err)
+			return
 		}
 	}
-	state := map[string]bool{}
-	exists := func(k string) bool {
-		if s, ok := state[k]; ok {
-			return s
-		}
-		return present(k)
-	}
-	last := map[string]int{}
-	var applied []int
-	newOrd, newFile := posOrd, posFile
-	keyShown := func(c *change) string { return strings.ReplaceAll(c.key, "\x00", ", ") }
-	for i, c := range changes {
-		if posOrd != "" {
-			if o := CompareOrdering(c.ord, posOrd); o < 0 || (o == 0 && c.file < posFile) {
-				if err := hold(c, RuleCDCBackwards, fmt.Sprintf("ordering %s in %s is before the committed position %s in %s", c.ord, c.file, posOrd, posFile), nil); err != nil {
-					discard(err)
-					return
-				}
-				continue
-			}
-		}
-		newOrd, newFile = c.ord, c.file
-		var rule, reason string
-		switch ex := exists(c.key); {
-		case c.op == 'I' && ex:
-			rule, reason = RuleCDCInsertExisting, "insert of key "+keyShown(c)+" which the table already has"
-		case c.op == 'U' && !ex:
-			rule, reason = RuleCDCUpdateUnknown, "update of key "+keyShown(c)+" which the table does not have"
-		case c.op == 'D' && !ex && lastIns[c.key] > i:
-			rule, reason = RuleCDCDeleteBeforeInsert, "delete of key "+keyShown(c)+" before its insert"
-		case c.op == 'D' && !ex:
-			rule, reason = RuleCDCDeleteUnknown, "delete of key "+keyShown(c)+" which the table does not have"
-		}
-		if rule != "" {
-			if err := hold(c, rule, reason, nil); err != nil {
-				discard(err)
-				return
-			}
-			continue
-		}
-		state[c.key] = c.op != 'D'
-		if _, ok := last[c.key]; ok {
-			l.skip(SkipSuperseded)
-		}
-		last[c.key] = i
-		applied = append(applied, i)
+	for range ap.superseded {
+		l.skip(SkipSuperseded)
 	}
 	if err := l.flush(ctx); err != nil {
 		discard(err)
 		return
 	}
-	var finals, appends, deletes []int
-	for _, i := range last {
-		finals = append(finals, i)
-	}
-	sort.Ints(finals)
-	for _, i := range finals {
-		c := changes[i]
-		if present(c.key) {
-			deletes = append(deletes, i)
-		}
-		if c.op != 'D' {
-			appends = append(appends, i)
-		}
-	}
+	applied, finals, appends, deletes := ap.applied, ap.finals, ap.appends, ap.deletes
+	newOrd, newFile := ap.newOrd, ap.newFile
 	tr.RowsLoaded = int64(len(finals))
 	if !tr.Balanced() {
 		discard(fmt.Errorf("rows do not balance: read %d ≠ applied %d + quarantined %d + skipped %d; nothing committed",
@@ -888,6 +771,170 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 	return
 }
 
+type unitInfo struct {
+	u   source.Unit
+	sha string
+}
+
+// changeBatch is the change files one run accounts for.
+type changeBatch struct {
+	// files are all of them, as recorded in the commit.
+	files []ChangeFile
+	// fresh are the files whose rows are read, in name order.
+	fresh []unitInfo
+	// twice are the files rejected as seen twice (their rows are not read).
+	twice []ChangeFile
+	// already are the files applied by earlier runs.
+	already []FileResult
+}
+
+// classifyFiles decides, from the files listed and what the lake says, the
+// files of this run's batch: a batch the history committed but the table
+// did not is redone exactly as it was; otherwise every file not yet
+// accounted for, a file seen before (same bytes under another name, or a
+// name applied with other bytes) rejected as seen twice.
+func classifyFiles(units []source.Unit, st *cdcState) (*changeBatch, error) {
+	b := &changeBatch{}
+	shas := make(map[string]string, len(units))
+	byUnit := make(map[string]source.Unit, len(units))
+	for _, u := range units {
+		sum, err := fileSHA256(u.Path)
+		if err != nil {
+			return nil, fmt.Errorf("checksum %s: %w", u.Name, err)
+		}
+		shas[u.Name], byUnit[u.Name] = sum, u
+	}
+	if len(st.pending) > 0 {
+		for _, f := range st.pending {
+			if shas[f.Name] != f.SHA256 {
+				return nil, fmt.Errorf("the history table holds load %s, which the table does not; its change file %s is missing or changed: restore it to complete the load",
+					st.pendingLoadID, f.Name)
+			}
+			b.files = append(b.files, f)
+			if f.Status == "applied" {
+				b.fresh = append(b.fresh, unitInfo{byUnit[f.Name], f.SHA256})
+			} else {
+				b.twice = append(b.twice, f)
+			}
+		}
+		sort.Slice(b.fresh, func(i, j int) bool { return b.fresh[i].u.Name < b.fresh[j].u.Name })
+		return b, nil
+	}
+	seenNow := map[string]string{}
+	for _, u := range units {
+		sum := shas[u.Name]
+		if prev, ok := st.byName[u.Name]; ok && prev == sum {
+			b.already = append(b.already, FileResult{Name: u.Name, OriginalName: u.OriginalName, Bytes: u.Size, Status: "already applied"})
+			continue
+		}
+		cf := ChangeFile{Name: u.Name, Size: u.Size, SHA256: sum, Status: "applied"}
+		if other, ok := st.bySHA[sum]; ok {
+			cf.Status = "seen_twice:same content as " + other
+		} else if _, ok := st.byName[u.Name]; ok {
+			cf.Status = "seen_twice:changed after it was applied"
+		} else if other, ok := seenNow[sum]; ok {
+			cf.Status = "seen_twice:same content as " + other
+		}
+		if _, ok := seenNow[sum]; !ok {
+			seenNow[sum] = u.Name
+		}
+		if cf.Status != "applied" {
+			b.twice = append(b.twice, cf)
+		} else {
+			b.fresh = append(b.fresh, unitInfo{u, sum})
+		}
+		b.files = append(b.files, cf)
+	}
+	return b, nil
+}
+
+// anomaly is a change held back, with its rule and reason.
+type anomaly struct {
+	index        int
+	rule, reason string
+}
+
+// applied is the outcome of applying a sorted batch of changes.
+type appliedBatch struct {
+	anomalies []anomaly
+	// applied are the changes that applied, in order; finals the last
+	// applied change of each key (in order); superseded the others.
+	applied, finals []int
+	superseded      int
+	// deletes are the finals whose key the table had (its old row goes);
+	// appends the finals that insert or update (their row is added).
+	deletes, appends []int
+	// newOrd and newFile are the position after the batch.
+	newOrd, newFile string
+}
+
+// applyChanges applies sorted changes one at a time against the keys
+// present in the table (present) and the committed position, and collapses
+// them to the last change per key. It has no side effect.
+func applyChanges(changes []*change, present func(key string) bool, posOrd, posFile string) appliedBatch {
+	out := appliedBatch{newOrd: posOrd, newFile: posFile}
+	lastIns := map[string]int{}
+	for i, c := range changes {
+		if c.op == 'I' {
+			lastIns[c.key] = i
+		}
+	}
+	state := map[string]bool{}
+	exists := func(k string) bool {
+		if s, ok := state[k]; ok {
+			return s
+		}
+		return present(k)
+	}
+	last := map[string]int{}
+	keyShown := func(c *change) string { return strings.ReplaceAll(c.key, "\x00", ", ") }
+	for i, c := range changes {
+		if posOrd != "" {
+			if o := CompareOrdering(c.ord, posOrd); o < 0 || (o == 0 && c.file < posFile) {
+				out.anomalies = append(out.anomalies, anomaly{i, RuleCDCBackwards,
+					fmt.Sprintf("ordering %s in %s is before the committed position %s in %s", c.ord, c.file, posOrd, posFile)})
+				continue
+			}
+		}
+		out.newOrd, out.newFile = c.ord, c.file
+		var rule, reason string
+		switch ex := exists(c.key); {
+		case c.op == 'I' && ex:
+			rule, reason = RuleCDCInsertExisting, "insert of key "+keyShown(c)+" which the table already has"
+		case c.op == 'U' && !ex:
+			rule, reason = RuleCDCUpdateUnknown, "update of key "+keyShown(c)+" which the table does not have"
+		case c.op == 'D' && !ex && lastIns[c.key] > i:
+			rule, reason = RuleCDCDeleteBeforeInsert, "delete of key "+keyShown(c)+" before its insert"
+		case c.op == 'D' && !ex:
+			rule, reason = RuleCDCDeleteUnknown, "delete of key "+keyShown(c)+" which the table does not have"
+		}
+		if rule != "" {
+			out.anomalies = append(out.anomalies, anomaly{i, rule, reason})
+			continue
+		}
+		state[c.key] = c.op != 'D'
+		if _, ok := last[c.key]; ok {
+			out.superseded++
+		}
+		last[c.key] = i
+		out.applied = append(out.applied, i)
+	}
+	for _, i := range last {
+		out.finals = append(out.finals, i)
+	}
+	sort.Ints(out.finals)
+	for _, i := range out.finals {
+		c := changes[i]
+		if present(c.key) {
+			out.deletes = append(out.deletes, i)
+		}
+		if c.op != 'D' {
+			out.appends = append(out.appends, i)
+		}
+	}
+	return out
+}
+
 // readChangeFile reads one change file, handing each data row with its
 // operation and ordering values to fn. Header, blank and malformed rows are
 // accounted for here.
@@ -1016,30 +1063,4 @@ func filesProp(units []source.Unit) (map[string]string, error) {
 		return nil, err
 	}
 	return map[string]string{PropFiles: string(b)}, nil
-}
-
-// LoadedFiles lists the files recorded by the micro-batch commits of a
-// table's lineage (PropFiles).
-func LoadedFiles(ctx context.Context, tbl sink.Table) ([]ChangeFile, error) {
-	h, ok := tbl.(sink.Historian)
-	if !ok {
-		return nil, errors.New("the sink cannot list a table's commits")
-	}
-	cs, err := h.History(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []ChangeFile
-	for _, c := range cs {
-		s := c.Props[PropFiles]
-		if s == "" {
-			continue
-		}
-		var fs []ChangeFile
-		if err := json.Unmarshal([]byte(s), &fs); err != nil {
-			return nil, fmt.Errorf("snapshot %d: %s: %w", c.SnapshotID, PropFiles, err)
-		}
-		out = append(out, fs...)
-	}
-	return out, nil
 }

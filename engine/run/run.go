@@ -634,7 +634,10 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 	var extra map[string]string
 	// The files' identities go with the rows, so a watcher started later
 	// does not load them again (bounded: the summary lives in the metadata).
-	if !isDB && (o.AppendOnly || len(units) <= MaxRecordedFiles) {
+	if !isDB && !o.AppendOnly && len(units) <= MaxRecordedFiles {
+		extra, _ = filesProp(units) // best effort: the load does not depend on it
+	}
+	if o.AppendOnly {
 		if extra, err = filesProp(units); err != nil {
 			_ = staged.Discard(context.WithoutCancel(ctx))
 			_ = o.Quarantine.Discard(context.WithoutCancel(ctx), name, tr.LoadID)
