@@ -81,7 +81,7 @@ func (d *DirLister) Open(_ context.Context, name string) (io.ReadCloser, error) 
 	if !ok {
 		return nil, fmt.Errorf("%s was not listed", name)
 	}
-	return os.Open(p)
+	return os.Open(run.UnitFile(p))
 }
 
 // WatchOptions configure Watch.

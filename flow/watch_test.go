@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lima-lake/lima/engine/ledger"
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/flow"
 )
@@ -276,7 +277,8 @@ func TestWatchAfterABulkLoad(t *testing.T) {
 	dropFile(t, ws.Dir, "a.csv", "id,qty\n1,10\n2,20\n")
 	dropFile(t, ws.Dir, "b.csv", "id,qty\n3,30\n")
 	runOnce(t, ws, p, flow.RunOptions{})
-	dropFile(t, ws.Dir, "c.csv", "id,qty\n4,40\n5,50\n")
+	// c.csv brings two new keys and one the table has (held back).
+	dropFile(t, ws.Dir, "c.csv", "id,qty\n4,40\n5,50\n2,99\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -299,5 +301,13 @@ func TestWatchAfterABulkLoad(t *testing.T) {
 	got, sum := lakeIDs(t, ws, p, "events")
 	if fmt.Sprint(got) != "map[1:1 2:1 3:1 4:1 5:1]" || sum != 150 {
 		t.Fatalf("lake %v sum %d, want ids 1..5 once (sum 150)", got, sum)
+	}
+	st, err := flow.OpenLedger(context.Background(), ws, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if n, err := st.Count(context.Background(), ledger.Filter{Table: "events", Rule: "unique"}); err != nil || n != 1 {
+		t.Fatalf("the repeated key 2 is not held back once: %d %v", n, err)
 	}
 }

@@ -235,20 +235,23 @@ func changeFilesOf(c sink.Commit) ([]ChangeFile, error) {
 	return fs, nil
 }
 
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		// A workbook's sheet is a unit "book.xlsx#Sheet": the file is the
-		// workbook.
+// UnitFile is the file a unit's path reads: the path itself, or for a
+// workbook's sheet ("book.xlsx#Sheet") the workbook.
+func UnitFile(path string) string {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		for i := 0; i < len(path); i++ {
 			if path[i] == '#' {
 				if st, serr := os.Stat(path[:i]); serr == nil && st.Mode().IsRegular() {
-					f, err = os.Open(path[:i])
-					break
+					return path[:i]
 				}
 			}
 		}
 	}
+	return path
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(UnitFile(path))
 	if err != nil {
 		return "", err
 	}

@@ -1091,7 +1091,7 @@ func newLoader(ctx context.Context, o Options, tr *TableResult, t *plan.Table, r
 			l.prevWM, l.hasPrev = prev, true
 		}
 	}
-	if tr.Mode == "incremental" && len(l.keyCols) > 0 && !o.FullRefresh {
+	if (tr.Mode == "incremental" || tr.Mode == ModeMicroBatch) && len(l.keyCols) > 0 && !o.FullRefresh {
 		if err := l.readTableKeys(ctx, tbl); err != nil {
 			caster.Release()
 			return nil, fmt.Errorf("read the keys already in the table: %w", err)
@@ -1471,7 +1471,7 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 			}
 			where := " (an earlier row of this load has it)"
 			if inTable {
-				where = " (the table already has it; an incremental load appends)"
+				where = " (the table already has it; an incremental load or micro-batch appends)"
 			}
 			all = append(all, clean.CellError{Column: l.rs.cols[l.keyCols[0]], Value: strings.Join(kv, ","), Rule: RuleUnique,
 				Reason: "duplicate key " + strings.Join(kv, ", ") + where})
