@@ -182,6 +182,9 @@ func Watch(ctx context.Context, o WatchOptions) (*WatchSummary, error) {
 		now := time.Now().UTC()
 		for _, wt := range tables {
 			list, err := wt.lister.List(ctx, wt.globs)
+			if ctx.Err() != nil {
+				return // stopping: the final look follows
+			}
 			if err != nil {
 				report(fmt.Errorf("watch %s: list: %w", wt.name, err))
 				continue
@@ -200,6 +203,9 @@ func Watch(ctx context.Context, o WatchOptions) (*WatchSummary, error) {
 					continue
 				}
 				sha, lines, err := checksum(ctx, wt.lister, f.Name)
+				if ctx.Err() != nil {
+					return
+				}
 				if err != nil {
 					report(fmt.Errorf("watch %s: %s: %w", wt.name, f.Name, err))
 					continue

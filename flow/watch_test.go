@@ -235,7 +235,7 @@ func TestWatchBinaryCommitsOnSIGTERM(t *testing.T) {
 	for !strings.Contains(stderr.String(), "watching every") && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	time.Sleep(700 * time.Millisecond)
+	time.Sleep(2 * time.Second) // the first poll runs right after the banner
 	if got, _ := lakeIDs(t, ws, p, "events"); len(got) != 0 {
 		t.Fatalf("rows loaded before the stop: %d (the first poll must only observe)", len(got))
 	}
