@@ -462,6 +462,10 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 		}
 		tr.LoadID = "ld-" + hex.EncodeToString(h.Sum(nil))[:20]
 	}
+	if len(state0.pending) > 0 {
+		// Completing a batch: its own load id, even if the plan changed.
+		tr.LoadID = state0.pendingLoadID
+	}
 	if c, found, err := tbl.FindLoad(ctx, tr.LoadID); err != nil {
 		tr.Err = err
 		return
