@@ -2,7 +2,7 @@
 GO ?= go
 FUZZTIME ?= 60s
 
-.PHONY: demo demo-s3 test bench lint fuzz build clean
+.PHONY: demo demo-s3 test bench lint fuzz build clean soak
 
 ## demo: build the demo lake in ./lima-demo from the bundled dirty ERP sample
 demo:
@@ -25,6 +25,11 @@ test:
 .PHONY: tui-test
 tui-test:
 	bash scripts/tui-test.sh
+
+## soak: the long randomized tests (change capture: 300 random change
+## streams against a reference replay; the kill test at more points)
+soak:
+	LIMA_SOAK=1 $(GO) test -count=1 -timeout 60m -run 'TestCDCRandomStreams|TestCDCKill|TestWatch' -v ./engine/run/ ./flow/
 
 ## bench: 1M-row load, rows/s, MB/s and peak memory, next to DuckDB;
 ## a 1M-row PostgreSQL table into Iceberg next to COPY ... TO STDOUT of it

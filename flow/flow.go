@@ -125,6 +125,12 @@ type RunOptions struct {
 	Progress    *run.Progress
 	// SinkOptions lets tests inject faults into the sink.
 	SinkOptions func(*icesink.Options)
+	// OnlyFiles, AppendOnly and FirstSeen make the run one micro-batch of
+	// the watcher (see Watch): only these files, appended, with the time
+	// each file was first seen (by file name) for the latency report.
+	OnlyFiles  map[string][]string
+	AppendOnly bool
+	FirstSeen  map[string]time.Time
 	// LockWait bounds how long a run waits for another run of the same
 	// workspace to finish (default 0: fail at once).
 	LockWait time.Duration
@@ -212,7 +218,7 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 		return nil, fmt.Errorf("%w: raw/ landing: %w", ErrPrecondition, err)
 	}
 	res, err := run.Load(ctx, run.Options{Workspace: o.Workspace.Dir, Plan: o.Plan, Sink: sk, Quarantine: q, Tables: o.Tables,
-		FullRefresh: o.FullRefresh, RunID: runID, Progress: o.Progress, Land: land,
+		FullRefresh: o.FullRefresh, RunID: runID, Progress: o.Progress, Land: land, OnlyFiles: o.OnlyFiles, AppendOnly: o.AppendOnly,
 		BeforeLoad: func(ctx context.Context, table, loadID string) error { return supersede(ctx, st, table, loadID, runID) },
 		KnownFixes: func(ctx context.Context, table string) (map[run.FixKey]run.KnownFix, error) {
 			return knownFixes(ctx, st, table)
@@ -268,6 +274,9 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 		rep.SetScheduled(o.Plan, o.ScheduledAt)
 	}
 	rep.AddMarts(marts)
+	if o.FirstSeen != nil {
+		rep.Watch = watchReport(res, o.FirstSeen)
+	}
 	if q, err := queueState(ctx, st, time.Now()); err == nil {
 		rep.Exceptions.Queue = q
 	}

@@ -8,7 +8,11 @@ import (
 
 	"github.com/lima-lake/lima/engine/ledger"
 	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/engine/run"
 	"github.com/lima-lake/lima/engine/sink"
+	"github.com/lima-lake/lima/engine/sink/icesink"
+
+	"github.com/apache/iceberg-go/table"
 )
 
 // StatePath is the SQLite state store of a workspace.
@@ -54,6 +58,18 @@ func RecoverPending(ctx context.Context, st ledger.Store, sk sink.Sink, p *plan.
 		committed, err := hasLoad(ctx, sk, p.Namespace(), l.Table, l.LoadID)
 		if err != nil {
 			return published, discarded, err
+		}
+		if !committed {
+			// A change-capture batch that changed no row commits only to
+			// its history table (run.PropCDCNoop).
+			if ice, ok := sk.(*icesink.Sink); !ok {
+			} else if h, err := ice.Catalog().LoadTable(ctx, table.Identifier{p.Namespace(), plan.HistoryTable(l.Table)}); err == nil {
+				for _, s := range h.Metadata().Snapshots() {
+					if s.Summary != nil && s.Summary.Properties[sink.PropLoadID] == l.LoadID && s.Summary.Properties[run.PropCDCNoop] == "true" {
+						committed = true
+					}
+				}
+			}
 		}
 		if committed {
 			n, err := st.Publish(ctx, l.Table, l.LoadID)

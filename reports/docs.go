@@ -478,6 +478,7 @@ func architectureSections(p *plan.Plan, latest *Report, lake []LakeTable, old st
 	return []docSection{
 		{"state", archState(p, latest, state)},
 		{"decisions", archDecisions(p)},
+		{"schedule", archSchedule(p)},
 		{"issues", archIssues(p, latest)},
 		{"changelog", archChangeLog(latest, old)},
 	}

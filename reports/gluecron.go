@@ -230,3 +230,37 @@ func field(b uint64, lo, hi int, steps bool, names []string) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// archSchedule is the ARCHITECTURE.md section on when the plan runs: the
+// plan's cron and, for an AWS deployment, the equivalent Glue trigger
+// (GlueCron), with its caveat or the reason one trigger cannot express it.
+func archSchedule(p *plan.Plan) string {
+	var b strings.Builder
+	b.WriteString("## Schedule and the AWS Glue trigger\n\n")
+	sc := p.Schedule
+	if sc.Cron == "" {
+		b.WriteString("Not scheduled: runs start by hand (`lima-tui run`). Set schedule.cron in platform.yaml to get the equivalent AWS Glue trigger here.\n")
+		return b.String()
+	}
+	tzName := sc.Timezone
+	if tzName == "" {
+		tzName = "UTC"
+	}
+	fmt.Fprintf(&b, "- Plan schedule: `%s` in %s (`lima-tui schedule` runs it in that zone)\n", md(sc.Cron), md(tzName))
+	loc, err := time.LoadLocation(tzName)
+	if err != nil {
+		fmt.Fprintf(&b, "- AWS Glue trigger: none — the time zone %s is unknown (%s)\n", md(tzName), md(err.Error()))
+		return b.String()
+	}
+	glue, note, err := GlueCron(sc.Cron, loc)
+	if err != nil {
+		fmt.Fprintf(&b, "- AWS Glue trigger: cannot be one trigger — %s\n", md(err.Error()))
+		return b.String()
+	}
+	fmt.Fprintf(&b, "- AWS Glue trigger (UTC): `%s`\n", glue)
+	if note != "" {
+		fmt.Fprintf(&b, "- Note: %s\n", md(note))
+	}
+	b.WriteString("\n```sh\naws glue create-trigger --name " + md(p.Platform.Prefix) + "-nightly --type SCHEDULED \\\n  --schedule '" + glue + "' --actions JobName=<the job that runs lima-tui run> --start-on-creation\n```\n")
+	return b.String()
+}

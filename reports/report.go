@@ -45,6 +45,8 @@ type Report struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Marts computed after their base tables, each proved by gate 4.
 	Marts []MartReport `json:"marts,omitempty"`
+	// Watch is the latency of a micro-batch of lima-tui run --watch.
+	Watch *WatchReport `json:"watch,omitempty"`
 }
 
 // MartReport is one mart's outcome.
@@ -119,6 +121,9 @@ type TableReport struct {
 	// ReadNote: how a database table was read when parallel reads were
 	// asked for.
 	ReadNote string `json:"read_note,omitempty"`
+	// RowsDeleted are the committed rows a change-capture commit removed
+	// (the old versions of the keys it changed or deleted).
+	RowsDeleted int64 `json:"rows_deleted,omitempty"`
 }
 
 // Normalization is one fix with its count.
@@ -175,6 +180,9 @@ func Build(p *plan.Plan, res *run.Result, recs map[string]*gates.Reconciliation)
 			t.Files = []run.FileResult{}
 		}
 		t.Upsert, t.ReadNote = tr.Upsert, tr.ReadNote
+		if !tr.Commit.AlreadyCommitted {
+			t.RowsDeleted = tr.Commit.Deleted
+		}
 		if tr.Err != nil {
 			t.Error = tr.Err.Error()
 			r.Status = StatusFailed

@@ -58,6 +58,10 @@ Usage:
                                            gate 3: profile, propose the data model
   lima-tui exceptions list|show|assign|resolve|waive|replay|export …
                                            work through the exception queue
+  lima-tui run --watch [--interval 10s] [--batch-rows N] [--compact-every N]
+                                           micro-batches: load new files as they arrive, until SIGINT/SIGTERM
+  lima-tui compact [--plan F] [--table T]... [--json]
+                                           rewrite small data files (iceberg-go's compaction)
   lima-tui schedule [--plan F] [--once] [--wait 30s]
                                            run on the plan's cron, in the foreground
   lima-tui teardown [--plan F] [--confirm PREFIX] [--json]
@@ -106,6 +110,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return cmdTeardown(ctx, rest, stdout, stderr)
 	case "schedule":
 		return cmdSchedule(ctx, rest, stdout, stderr)
+	case "compact":
+		return cmdCompact(ctx, rest, stdout, stderr)
 	case "wizard":
 		return cmdWizard(ctx, rest, stdout, stderr)
 	}
@@ -186,12 +192,20 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	jsonOut := fs.Bool("json", false, "print a JSON summary on stdout")
 	force := fs.Bool("force", false, "run even outside the plan's run window (schedule.window)")
 	wait := fs.Duration("wait", 0, "wait this long (e.g. 30s) for another run of the workspace to finish instead of exiting at once (exit 4)")
+	watch := fs.Bool("watch", false, "keep running: poll the file sources and load new files in micro-batches until SIGINT/SIGTERM")
+	interval := fs.Duration("interval", 10*time.Second, "with --watch: how often to poll and commit")
+	batchRows := fs.Int64("batch-rows", 0, "with --watch: at most this many lines per micro-batch (0: no cap)")
+	compactEvery := fs.Int("compact-every", 0, "with --watch: compact the tables after every N micro-batches (0: never)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "lima-tui run: unexpected argument %q\n", ui.Sanitize(fs.Arg(0)))
 		return exitUsage
+	}
+	if *watch {
+		return runWatch(ctx, *planPath, tables, *full, *jsonOut, *interval, *batchRows, *compactEvery, stdout, stderr,
+			flow.RunOptions{Force: *force, LockWait: *wait})
 	}
 	return runPlan(ctx, flow.Workspace{Dir: filepath.Dir(*planPath)}, *planPath, tables, *full, *jsonOut, stdout, stderr,
 		flow.RunOptions{Force: *force, LockWait: *wait})

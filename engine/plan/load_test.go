@@ -44,7 +44,7 @@ Platform:
 		{"nothing close: list the fields", planHead + `tables:
   inspections:
     load: {colour: red}
-`, `platform.yaml:8: tables.inspections.load.colour: unknown field; valid fields: mode, keys, watermark, lookback, detect_deletes, soft_delete`},
+`, `platform.yaml:8: tables.inspections.load.colour: unknown field; valid fields: mode, keys, watermark, lookback, detect_deletes, soft_delete, changes`},
 		{"field one level too high", planHead + `tables:
   inspections:
     source: {name: field, files: ["*.csv"]}

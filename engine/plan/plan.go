@@ -136,6 +136,11 @@ type Table struct {
 	// ControlColumns are summed on both sides by gate 4; default: every
 	// integer and decimal column.
 	ControlColumns []string `yaml:"control_columns,omitempty"`
+	// History appends every version of every row (operation, valid-from
+	// time, load id, source locator) to the append-only table
+	// <name>_history in the same run. Change capture (load.mode cdc)
+	// always keeps history.
+	History bool `yaml:"history,omitempty"`
 }
 
 // TableSource says which files of which source feed a table.
@@ -232,6 +237,8 @@ type LoadSpec struct {
 	// the row skipped as soft_deleted), and delete detection counts only
 	// the keys not so marked.
 	SoftDelete string `yaml:"soft_delete,omitempty"`
+	// Changes describes the change files of mode cdc (see Changes).
+	Changes *Changes `yaml:"changes,omitempty"`
 }
 
 // Check is a data-quality rule declared for a table.

@@ -513,8 +513,8 @@ func (v *validator) partitions(tp string, ti *tableInfo) {
 func (v *validator) load(tp string, ti *tableInfo) {
 	l := ti.t.Load
 	lp := tp + ".load"
-	v.enum(lp+".mode", l.Mode, "load mode", []string{ModeFull, ModeIncremental, ModeUpsert}, withDefault(ModeFull, ModeIncremental),
-		"cdc", "change_capture", "changes", "micro_batch", "microbatch", "append", "merge")
+	v.enum(lp+".mode", l.Mode, "load mode", []string{ModeFull, ModeIncremental, ModeUpsert, ModeCDC}, withDefault(ModeFull, ModeIncremental, ModeUpsert, ModeCDC),
+		"change_capture", "changes", "micro_batch", "microbatch", "append", "merge")
 	v.upsert(lp, ti)
 	if l.Mode == ModeIncremental && l.Watermark == "" {
 		v.add(lp+".watermark", "required for mode incremental: the column whose maximum marks what was loaded (a date, timestamp or increasing number)")
@@ -526,6 +526,7 @@ func (v *validator) load(tp string, ti *tableInfo) {
 	}
 	v.colList(lp+".keys", ti, l.Keys, func(t Type) bool { return t.Kind != Double },
 		"a key cannot be a double (floats do not compare exactly): use long, decimal or string")
+	v.changes(lp, ti)
 }
 
 func (v *validator) joinKeys(tp string, ti *tableInfo) {

@@ -228,10 +228,18 @@ func TestValidate(t *testing.T) {
 		}, []string{`tables.sites.partition[1]: "month(": missing closing parenthesis; write col, year(col), month(col), day(col), hour(col), bucket(N, col) or truncate(W, col)`}},
 
 		// Load.
-		{"mode not yet", func(p *Plan) { p.Tables["sites"].Load.Mode = "cdc" },
-			[]string{`tables.sites.load.mode: load mode "cdc" is not supported yet; use full (default) or incremental`}},
+		{"mode not yet", func(p *Plan) { p.Tables["sites"].Load.Mode = "merge" },
+			[]string{`tables.sites.load.mode: load mode "merge" is not supported yet; use full (default), incremental, upsert or cdc`}},
 		{"mode misspelt", func(p *Plan) { p.Tables["sites"].Load.Mode = "fulll" },
-			[]string{`tables.sites.load.mode: "fulll" is not a load mode; did you mean "full"? use full (default) or incremental`}},
+			[]string{`tables.sites.load.mode: "fulll" is not a load mode; did you mean "full"? use full (default), incremental, upsert or cdc`}},
+		{"cdc without keys and changes", func(p *Plan) { p.Tables["sites"].Load = LoadSpec{Mode: "cdc"} },
+			[]string{`tables.sites.load.keys: required for mode cdc: the key that identifies a row across changes`,
+				`tables.sites.load.changes: required for mode cdc: name the operation and ordering columns, e.g. changes: {operation: op, ordering: seq}`}},
+		{"history on a mart", func(p *Plan) {
+			p.Tables["sites"].Type, p.Tables["sites"].Source, p.Tables["sites"].Grain, p.Tables["sites"].History = TableMart, nil, []string{"site_code"}, true
+		}, []string{`tables.sites.history: a mart is rebuilt from its base tables; keep history on the base tables`}},
+		{"changes without cdc", func(p *Plan) { p.Tables["sites"].Load.Changes = &Changes{Operation: "op", Ordering: "seq"} },
+			[]string{`tables.sites.load.changes: only for mode cdc`}},
 		{"incremental without watermark", func(p *Plan) { p.Tables["sites"].Load.Mode = "incremental" },
 			[]string{"tables.sites.load.watermark: required for mode incremental: the column whose maximum marks what was loaded (a date, timestamp or increasing number)"}},
 		{"watermark boolean", func(p *Plan) {

@@ -92,6 +92,12 @@ type Options struct {
 	// row is read: the raw/ layer copies the units there unchanged. An
 	// error fails the table; nothing of it is committed.
 	Land func(ctx context.Context, table, loadID string, src source.Source, units []source.Unit) error
+	// OnlyFiles limits a table's files to these names (a micro-batch of
+	// the watcher); a table not in the map reads all its files.
+	OnlyFiles map[string][]string
+	// AppendOnly makes full-mode tables append (mode micro_batch) and
+	// records each file's name, size and sha256 in the commit (PropFiles).
+	AppendOnly bool
 }
 
 // FixKey identifies a source row by its file and exact bytes.
@@ -267,7 +273,12 @@ func Load(ctx context.Context, o Options) (*Result, error) {
 		if t.Type != "" && t.Type != "base" {
 			continue
 		}
-		tr := loadTable(ctx, o, name, t)
+		var tr *TableResult
+		if t.Load.Mode == plan.ModeCDC {
+			tr = loadCDC(ctx, o, name, t)
+		} else {
+			tr = loadTable(ctx, o, name, t)
+		}
 		res.Tables = append(res.Tables, tr)
 		if ctx.Err() != nil {
 			break
@@ -412,6 +423,12 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 		tr.Err = fmt.Errorf("list %s: %w", t.Source.Name, err)
 		return
 	}
+	if only, ok := o.OnlyFiles[name]; ok {
+		units = slices.DeleteFunc(units, func(u source.Unit) bool { return !slices.Contains(only, u.Name) })
+	}
+	if o.AppendOnly && tr.Mode == plan.ModeFull {
+		tr.Mode = ModeMicroBatch
+	}
 	for _, u := range units {
 		tr.InputBytes += u.Size
 	}
@@ -518,6 +535,19 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 		tr.Err = err
 		return
 	}
+	if keepsOrdinaryHistory(t) {
+		if l.hist, err = startHistory(ctx, o, name, rs, tr.LoadID); err != nil {
+			tr.Err = fmt.Errorf("open the history of %s: %w", name, err)
+			return
+		}
+	}
+	var hstaged sink.Staged
+	histDone := false
+	defer func() {
+		if hstaged != nil && !histDone {
+			_ = hstaged.Discard(context.WithoutCancel(ctx))
+		}
+	}()
 
 	// Read and cast on this goroutine's child; the sink consumes batches
 	// from a bounded channel, so memory stays flat whatever the input size.
@@ -555,6 +585,11 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 		b.Release()
 	}
 	rerr := <-readErr
+	if l.hist != nil {
+		var herr error
+		hstaged, herr = l.hist.finish()
+		stageErr = errors.Join(stageErr, herr)
+	}
 	if err := errors.Join(rerr, stageErr); err != nil {
 		if staged != nil {
 			_ = staged.Discard(context.WithoutCancel(ctx))
@@ -622,9 +657,33 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 			return
 		}
 	}
+	if l.hist != nil {
+		// The history first, under the same load id (see history.go).
+		histDone = true
+		if err := l.hist.commit(ctx, hstaged, o.RunID); err != nil {
+			_ = staged.Discard(context.WithoutCancel(ctx))
+			_ = o.Quarantine.Discard(context.WithoutCancel(ctx), name, tr.LoadID)
+			tr.Err = fmt.Errorf("commit the history of %s: %w", name, err)
+			return
+		}
+	}
 	faultpoint.Hit("before-commit")
 	prog.Phase.Store("committing")
-	c, err := l.commit(ctx, tbl, staged, sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID, Watermark: tr.WatermarkAfter, Replace: tr.Mode == "full"})
+	var extra map[string]string
+	// The files' identities go with the rows, so a watcher started later
+	// does not load them again (bounded: the summary lives in the metadata).
+	if !isDB && !o.AppendOnly && len(units) <= MaxRecordedFiles {
+		extra, _ = filesProp(units) // best effort: the load does not depend on it
+	}
+	if o.AppendOnly {
+		if extra, err = filesProp(units); err != nil {
+			_ = staged.Discard(context.WithoutCancel(ctx))
+			_ = o.Quarantine.Discard(context.WithoutCancel(ctx), name, tr.LoadID)
+			tr.Err = err
+			return
+		}
+	}
+	c, err := l.commit(ctx, tbl, staged, sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID, Watermark: tr.WatermarkAfter, Replace: tr.Mode == "full", Extra: extra})
 	if err != nil {
 		// The files stay orphaned only if the outcome is unknown; Commit
 		// already looked for the load id, so here nothing is visible.
@@ -1007,6 +1066,10 @@ type loader struct {
 	up *upsert
 	// dbReader is the database reader of the load (nil for files).
 	dbReader *sqldb.Reader
+	// hist stages the table's history (history: true); locs are the
+	// source locators of the rows of the pending batch.
+	hist *historyTee
+	locs []string
 }
 
 func newLoader(ctx context.Context, o Options, tr *TableResult, t *plan.Table, rs *resolved, tbl sink.Table, prog *TableProgress) (*loader, error) {
@@ -1070,7 +1133,7 @@ func newLoader(ctx context.Context, o Options, tr *TableResult, t *plan.Table, r
 			l.prevWM, l.hasPrev = prev, true
 		}
 	}
-	if tr.Mode == "incremental" && len(l.keyCols) > 0 && !o.FullRefresh {
+	if (tr.Mode == "incremental" || tr.Mode == ModeMicroBatch) && len(l.keyCols) > 0 && !o.FullRefresh {
 		if err := l.readTableKeys(ctx, tbl); err != nil {
 			caster.Release()
 			return nil, fmt.Errorf("read the keys already in the table: %w", err)
@@ -1237,6 +1300,13 @@ func (l *loader) readAll(ctx context.Context, src source.Source, units []source.
 			return nil
 		}
 		b := l.caster.NewBatch()
+		if l.hist != nil {
+			if err := l.hist.add(ctx, b, l.locs); err != nil {
+				b.Release()
+				return err
+			}
+			l.locs = l.locs[:0]
+		}
 		select {
 		case out <- b:
 			return nil
@@ -1447,7 +1517,7 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 			}
 			where := " (an earlier row of this load has it)"
 			if inTable {
-				where = " (the table already has it; an incremental load appends)"
+				where = " (the table already has it; an incremental load or micro-batch appends)"
 			}
 			all = append(all, clean.CellError{Column: l.rs.cols[l.keyCols[0]], Value: strings.Join(kv, ","), Rule: RuleUnique,
 				Reason: "duplicate key " + strings.Join(kv, ", ") + where})
@@ -1476,6 +1546,9 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 	}
 	l.stats.add(cells, row.Loc)
 	l.caster.Accept()
+	if l.hist != nil {
+		l.locs = append(l.locs, row.Loc.String())
+	}
 	l.prog.Loaded.Add(1)
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"maps"
 	"slices"
 	"time"
 
@@ -464,7 +465,11 @@ func (l *loader) commit(ctx context.Context, tbl sink.Table, staged sink.Staged,
 		return tbl.Commit(ctx, staged, p)
 	}
 	if up.res.DeletesChecked {
-		p.Extra = map[string]string{PropDeletesChecked: l.now.Format(time.RFC3339)}
+		p.Extra = maps.Clone(p.Extra)
+		if p.Extra == nil {
+			p.Extra = map[string]string{}
+		}
+		p.Extra[PropDeletesChecked] = l.now.Format(time.RFC3339)
 	}
 	keys, err := l.keyBatches(append(slices.Clone(up.updKeys), up.delKeys...))
 	if err != nil {

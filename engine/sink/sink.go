@@ -151,3 +151,7 @@ type Sink interface {
 // ErrCommitFailed is returned when a commit could not be applied within the
 // retry budget; nothing of the load is visible.
 var ErrCommitFailed = errors.New("commit failed")
+
+// ErrNothingToCommit is returned by a commit that would add no file and
+// delete no row: it makes no snapshot, so it cannot carry the load id.
+var ErrNothingToCommit = errors.New("nothing to commit")

@@ -510,8 +510,10 @@ func (t *Table) commit(ctx context.Context, s sink.Staged, p sink.CommitProps, d
 		ntbl, err := tx.Commit(ctx)
 		if err == nil {
 			snap := ntbl.CurrentSnapshot()
-			if snap == nil {
-				return sink.Commit{}, fmt.Errorf("icesink: the commit of %s made no snapshot (nothing to add)", strings.Join(t.ident, "."))
+			if snap == nil || snap.Summary == nil || snap.Summary.Properties[sink.PropLoadID] != p.LoadID {
+				// Nothing staged and nothing to delete: iceberg-go adds no
+				// snapshot, and the previous one must not pass for this load.
+				return sink.Commit{}, fmt.Errorf("%w: the commit of %s made no snapshot", sink.ErrNothingToCommit, strings.Join(t.ident, "."))
 			}
 			c := commitOf(snap)
 			c.Attempts = attempt

@@ -270,6 +270,25 @@ func Run(t *testing.T, open func(t *testing.T) sink.Sink) {
 			t.Fatalf("after deleting 1 and 3: %v", got)
 		}
 	})
+	t.Run("a commit of nothing never passes for an earlier snapshot", func(t *testing.T) {
+		sk := open(t)
+		tbl, _ := sk.OpenTable(ctx, Spec("empty"))
+		st, _ := tbl.Stage(ctx, batches(t, tbl.Schema(), 1, 2))
+		if _, err := tbl.Commit(ctx, st, sink.CommitProps{LoadID: "first", RunID: "r1"}); err != nil {
+			t.Fatal(err)
+		}
+		st, err := tbl.Stage(ctx, batches(t, tbl.Schema()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := tbl.Commit(ctx, st, sink.CommitProps{LoadID: "second", RunID: "r2"})
+		if err == nil && c.LoadID != "second" {
+			t.Fatalf("an empty commit reported the snapshot of load %q as its own", c.LoadID)
+		}
+		if n := count(t, tbl); n != 2 {
+			t.Fatalf("%d rows after an empty commit, want 2", n)
+		}
+	})
 	t.Run("a commit without a load id is refused", func(t *testing.T) {
 		sk := open(t)
 		tbl, _ := sk.OpenTable(ctx, Spec("noid"))

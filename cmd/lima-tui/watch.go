@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/lima-lake/lima/flow"
+	"github.com/lima-lake/lima/ui"
+)
+
+// runWatch is `lima-tui run --watch`: micro-batches until SIGINT/SIGTERM
+// (ctx), then the files already taken are committed and it exits.
+func runWatch(ctx context.Context, planPath string, tables []string, full, jsonOut bool, interval time.Duration, batchRows int64, compactEvery int,
+	stdout, stderr io.Writer, base flow.RunOptions) int {
+	if full {
+		fmt.Fprintln(stderr, "lima-tui run: --watch appends new files; it cannot be combined with --full-refresh")
+		return exitUsage
+	}
+	if interval <= 0 {
+		fmt.Fprintln(stderr, "lima-tui run: --interval must be positive")
+		return exitUsage
+	}
+	p, err := flow.LoadPlan(planPath)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if err := flow.CheckApproval(p); err != nil {
+		return fail(stderr, err)
+	}
+	base.Workspace, base.Plan, base.Tables = flow.Workspace{Dir: filepath.Dir(planPath)}, p, tables
+	worst := exitOK
+	fmt.Fprintf(stderr, "lima: watching every %s (Ctrl-C commits what was taken, then stops)\n", interval)
+	sum, err := flow.Watch(ctx, flow.WatchOptions{Run: base, Interval: interval, BatchRows: batchRows, CompactEvery: compactEvery,
+		OnBatch: func(out *flow.Outcome) {
+			printSummary(stderr, out.Report)
+			if w := out.Report.Watch; w != nil && len(w.Files) > 0 {
+				fmt.Fprintf(stderr, "  latency first seen → visible: max %d ms, average %d ms (%d files)\n", w.MaxLatencyMS, w.AvgLatencyMS, len(w.Files))
+			}
+			if jsonOut {
+				writeJSONSummary(stdout, out)
+			} else {
+				fmt.Fprintln(stdout, out.ReportPath)
+			}
+			if c := out.Report.ExitCode(); c > worst {
+				worst = c
+			}
+		},
+		OnCompact: func(rs []flow.CompactResult) {
+			for _, r := range rs {
+				fmt.Fprintf(stderr, "  compacted %s: %d → %d data files\n", ui.Sanitize(r.Table), r.FilesBefore, r.FilesAfter)
+			}
+		},
+		OnError: func(err error) { fmt.Fprintf(stderr, "lima: watch: %s\n", ui.Sanitize(err.Error())) },
+	})
+	if err != nil {
+		return fail(stderr, err)
+	}
+	fmt.Fprintf(stderr, "lima: watch stopped after %d micro-batch(es), %d file(s), %d row(s)\n", sum.Batches, sum.Files, sum.Rows)
+	return worst
+}
+
+// cmdCompact is `lima-tui compact`.
+func cmdCompact(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("compact", stderr)
+	planPath := fs.String("plan", "platform.yaml", "the plan whose tables to compact")
+	var tables multi
+	fs.Var(&tables, "table", "compact only this table (repeatable)")
+	jsonOut := fs.Bool("json", false, "print the result as JSON")
+	wait := fs.Duration("wait", 0, "wait this long for a running load to finish")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "lima-tui compact: unexpected argument %q\n", ui.Sanitize(fs.Arg(0)))
+		return exitUsage
+	}
+	p, err := flow.LoadPlan(*planPath)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	res, err := flow.Compact(ctx, flow.CompactOptions{Workspace: flow.Workspace{Dir: filepath.Dir(*planPath)}, Plan: p, Tables: tables, LockWait: *wait})
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if *jsonOut {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		fmt.Fprintln(stdout, string(b))
+		return exitOK
+	}
+	for _, r := range res {
+		fmt.Fprintf(stdout, "%s: %d → %d data files (%d rewritten)\n", ui.Sanitize(r.Table), r.FilesBefore, r.FilesAfter, r.Rewritten)
+	}
+	return exitOK
+}

@@ -1,0 +1,159 @@
+package flow
+
+// Compaction: micro-batches and change capture leave many small data files
+// (and position deletes); `lima-tui compact`, or the watcher after every N
+// micro-batches, rewrites them with iceberg-go's own bin-pack planner
+// (table/compaction) and rewrite (Table.RewriteDataFiles) in one atomic
+// snapshot. The rows are unchanged; the snapshot is of kind "compaction"
+// and carries the table's watermark and change position forward.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/compaction"
+
+	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/engine/run"
+	"github.com/lima-lake/lima/engine/sink"
+)
+
+// CompactOptions configure Compact.
+type CompactOptions struct {
+	Workspace Workspace
+	Plan      *plan.Plan
+	// Tables to compact (default: every base table); their history tables
+	// are compacted too.
+	Tables []string
+	// MinInputFiles is the fewest small files worth a rewrite (default 2).
+	MinInputFiles int
+	// TargetFileSize of the rewritten files (default 128 MiB).
+	TargetFileSize int64
+	LockWait       time.Duration
+}
+
+// CompactResult is what a compaction did to one table.
+type CompactResult struct {
+	Table        string `json:"table"`
+	FilesBefore  int    `json:"files_before"`
+	FilesAfter   int    `json:"files_after"`
+	DeletesAfter int    `json:"delete_files_after"`
+	Rewritten    int    `json:"files_rewritten"`
+	SnapshotID   int64  `json:"snapshot_id,omitempty"`
+}
+
+// Compact rewrites the small files of the plan's tables.
+func Compact(ctx context.Context, o CompactOptions) ([]CompactResult, error) {
+	if o.MinInputFiles <= 0 {
+		o.MinInputFiles = 2
+	}
+	if o.TargetFileSize <= 0 {
+		o.TargetFileSize = 128 << 20
+	}
+	p := o.Plan
+	unlock, err := Lock(o.Workspace, o.LockWait)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	sk, err := OpenSink(ctx, o.Workspace, p, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer sk.Close()
+	var names []string
+	for _, n := range p.TableNames() {
+		t := p.Tables[n]
+		if t.Type == plan.TableMart || (len(o.Tables) > 0 && !slices.Contains(o.Tables, n)) {
+			continue
+		}
+		names = append(names, n)
+		if t.KeepsHistory() {
+			names = append(names, plan.HistoryTable(n))
+		}
+	}
+	var out []CompactResult
+	for _, n := range names {
+		tbl, err := sk.Catalog().LoadTable(ctx, table.Identifier{p.Namespace(), n})
+		if errors.Is(err, catalog.ErrNoSuchTable) {
+			continue
+		}
+		if err != nil {
+			return out, err
+		}
+		r, err := compactTable(ctx, tbl, o)
+		if err != nil {
+			return out, fmt.Errorf("compact %s: %w", n, err)
+		}
+		r.Table = n
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func compactTable(ctx context.Context, tbl *table.Table, o CompactOptions) (CompactResult, error) {
+	var r CompactResult
+	cur := tbl.CurrentSnapshot()
+	if cur == nil {
+		return r, nil
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return r, err
+	}
+	r.FilesBefore = len(tasks)
+	cfg := compaction.DefaultConfig()
+	cfg.TargetFileSizeBytes = o.TargetFileSize
+	cfg.MinFileSizeBytes = o.TargetFileSize * 3 / 4
+	cfg.MaxFileSizeBytes = o.TargetFileSize * 9 / 5
+	cfg.MinInputFiles = uint(o.MinInputFiles)
+	cfg.DeleteFileThreshold = 1 // a file with position deletes is rewritten without them
+	pl, err := cfg.PlanCompaction(tasks)
+	if err != nil {
+		return r, err
+	}
+	if len(pl.Groups) == 0 {
+		r.FilesAfter = r.FilesBefore
+		return r, nil
+	}
+	groups := make([]table.CompactionTaskGroup, 0, len(pl.Groups))
+	for _, g := range pl.Groups {
+		groups = append(groups, table.CompactionTaskGroup{PartitionKey: g.PartitionKey, Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes})
+		r.Rewritten += len(g.Tasks)
+	}
+	// The snapshot carries the watermark and the change position forward
+	// (the table's current state), but no load id: it loaded nothing.
+	props := iceberg.Properties{sink.PropKind: run.KindCompaction}
+	if cur.Summary != nil {
+		for _, k := range []string{sink.PropWatermark, run.PropCDCOrdering, run.PropCDCFile} {
+			if v, ok := cur.Summary.Properties[k]; ok {
+				props[k] = v
+			}
+		}
+	}
+	res, err := tbl.RewriteDataFiles(ctx, groups, table.RewriteDataFilesOptions{SnapshotProps: props,
+		GroupOptions: []table.CompactionGroupOption{table.WithCompactionTargetFileSize(o.TargetFileSize)}})
+	if err != nil {
+		return r, err
+	}
+	after := res.Table
+	if after == nil {
+		return r, errors.New("the rewrite returned no table")
+	}
+	r.SnapshotID = after.CurrentSnapshot().SnapshotID
+	tasks, err = after.Scan().PlanFiles(ctx)
+	if err != nil {
+		return r, err
+	}
+	r.FilesAfter = len(tasks)
+	for _, t := range tasks {
+		r.DeletesAfter += len(t.DeleteFiles)
+	}
+	return r, nil
+}
