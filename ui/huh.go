@@ -10,7 +10,17 @@ import (
 // in the gate screens draw with the same styles as the rest of the TUI
 // (mono and NO_COLOR stay colourless, projector keeps its bold, reversed
 // focus). The field has no left border: the gate screen frames it.
-func HuhTheme(t Theme) huh.Theme {
+//
+// In a select the option under the cursor takes the theme's focus style
+// (reversed in mono and projector), the marker before it too.
+func HuhTheme(t Theme) huh.Theme { return huhTheme(t, t.Focus) }
+
+// HuhMultiTheme is HuhTheme for a multi-select, where huh draws the ticked
+// options (not the one under the cursor) with the selected style: those
+// are bold after their [x].
+func HuhMultiTheme(t Theme) huh.Theme { return huhTheme(t, t.Text.Bold(true)) }
+
+func huhTheme(t Theme, selected lipgloss.Style) huh.Theme {
 	return huh.ThemeFunc(func(bool) *huh.Styles {
 		var s huh.Styles
 		plain := lipgloss.NewStyle()
@@ -34,7 +44,7 @@ func HuhTheme(t Theme) huh.Theme {
 		f.NextIndicator = t.Key.MarginLeft(1).SetString("→")
 		f.PrevIndicator = t.Key.MarginRight(1).SetString("←")
 		f.MultiSelectSelector = t.Key.SetString(t.FocusMarker)
-		f.SelectedOption = t.Text.Bold(true)
+		f.SelectedOption = selected
 		f.SelectedPrefix = t.OK.SetString("[x] ")
 		f.UnselectedOption = t.Text
 		f.UnselectedPrefix = t.Muted.SetString("[ ] ")

@@ -179,7 +179,7 @@ func (s *gate1Screen) build(cur string) tea.Cmd {
 		vw := ChoiceWidth(q)
 		var opts []huh.Option[string]
 		for _, c := range q.Choices {
-			opts = append(opts, huh.NewOption(ui.Fit(ChoiceLabel(c, rec, vw), lw), c.Value).Selected(slices.Contains(s.multi, c.Value)))
+			opts = append(opts, huh.NewOption(ui.Fit(ChoiceLabel(c, rec, vw), lw-4), c.Value).Selected(slices.Contains(s.multi, c.Value)))
 		}
 		field = huh.NewMultiSelect[string]().Options(opts...).Value(&s.multi)
 	case len(q.Choices) > 0 && !s.other:
@@ -190,12 +190,14 @@ func (s *gate1Screen) build(cur string) tea.Cmd {
 		}
 		s.choice = cur
 		if q.Free && !q.Multi {
-			opts = append(opts, huh.NewOption(fmt.Sprintf("%-*s  %s", vw, "other…", "type another answer"), otherValue))
-			if cur != "" && !isChoice(q, cur) {
-				s.choice = otherValue
+			if cur != "" && cur != otherValue && !isChoice(q, cur) {
+				// A recorded answer not in the list is an option of its
+				// own: enter keeps it.
+				opts = append(opts, huh.NewOption(ui.Fit(ChoiceLabel(gates.Choice{Value: cur, Help: "the recorded answer"}, "", vw), lw), cur))
 			}
+			opts = append(opts, huh.NewOption(fmt.Sprintf("%-*s  %s", vw, "other…", "type another answer"), otherValue))
 		}
-		if s.choice == "" || (!isChoice(q, s.choice) && s.choice != otherValue) {
+		if s.choice == "" || (!isChoice(q, s.choice) && s.choice != otherValue && !q.Free) {
 			s.choice = q.Choices[0].Value
 		}
 		field = huh.NewSelect[string]().Options(opts...).Value(&s.choice)
@@ -204,13 +206,17 @@ func (s *gate1Screen) build(cur string) tea.Cmd {
 		if s.other && isChoice(q, cur) {
 			s.text = ""
 		}
-		in := huh.NewInput().Value(&s.text).Placeholder(rec).CharLimit(400).
+		in := huh.NewInput().Value(&s.text).CharLimit(400).
 			Validate(func(v string) error { return q.Check(strings.TrimSpace(v), s.answers) })
 		field = in
 		s.editing = true
 	}
+	theme := ui.HuhTheme(s.theme)
+	if _, multi := field.(*huh.MultiSelect[string]); multi {
+		theme = ui.HuhMultiTheme(s.theme)
+	}
 	s.form = huh.NewForm(huh.NewGroup(field)).
-		WithTheme(ui.HuhTheme(s.theme)).WithKeyMap(ui.HuhKeyMap()).
+		WithTheme(theme).WithKeyMap(ui.HuhKeyMap()).
 		WithShowHelp(false).WithShowErrors(false).WithWidth(max(10, s.w))
 	return s.form.Init()
 }
