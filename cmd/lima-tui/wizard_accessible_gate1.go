@@ -89,7 +89,10 @@ func accessibleGate1(recorded gates.Answers, in *lineReader, out io.Writer) (gat
 		if def == "" {
 			def = rec
 		}
-		fmt.Fprintf(out, "\nQuestion %d: %s\n", n, ui.Sanitize(q.Prompt))
+		if n == 1 {
+			fmt.Fprintln(out) // huh ends every later question with a blank line
+		}
+		fmt.Fprintf(out, "Question %d: %s\n", n, ui.Sanitize(q.Prompt))
 		if q.Help != "" {
 			fmt.Fprintf(out, "  %s\n", ui.Sanitize(q.Help))
 		}
