@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"strings"
+
 	"charm.land/bubbles/v2/key"
 	"charm.land/huh/v2"
 	"charm.land/lipgloss/v2"
@@ -48,8 +50,10 @@ func huhTheme(t Theme, selected lipgloss.Style) huh.Theme {
 		f.SelectedPrefix = t.OK.SetString("[x] ")
 		f.UnselectedOption = t.Text
 		f.UnselectedPrefix = t.Muted.SetString("[ ] ")
-		f.FocusedButton = t.Focus.Padding(0, 2).MarginRight(1)
-		f.BlurredButton = t.Muted.Padding(0, 2).MarginRight(1)
+		// The focused button carries the focus marker, not only a style:
+		// "> Keep" reads the same without colour or reverse video.
+		f.FocusedButton = t.Focus.SetString(strings.TrimSpace(t.FocusMarker)).MarginRight(2)
+		f.BlurredButton = t.Text.SetString(" ").MarginRight(2)
 		f.Next = f.FocusedButton
 		f.Directory = t.Default
 		f.File = t.Text
