@@ -470,3 +470,26 @@ func TestGate1OtherAnswerIsTypedAndKept(t *testing.T) {
 	h.key("enter")
 	h.contains("Which environment")
 }
+
+func TestGate1QQuitsInAListNotInAField(t *testing.T) {
+	h := newHarness(t, t.TempDir(), Deps{})
+	// In the text field of the first question q is text.
+	_, cmd := h.m.Update(keyMsg("q"))
+	if cmd != nil {
+		if _, quit := cmd().(tea.QuitMsg); quit {
+			t.Fatal("q quit while typing")
+		}
+	}
+	h.contains("> dataq")
+	h.key("ctrl+u")
+	h.typeText("data")
+	h.key("enter", "enter") // sources, prefix
+	h.contains("In which region")
+	_, cmd = h.m.Update(keyMsg("q"))
+	if cmd == nil {
+		t.Fatal("q does nothing in a list")
+	}
+	if _, quit := cmd().(tea.QuitMsg); !quit {
+		t.Error("q should quit in a list")
+	}
+}
