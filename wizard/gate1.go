@@ -6,9 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
+	"charm.land/huh/v2"
 
 	"github.com/lima-lake/lima/gates"
 	"github.com/lima-lake/lima/ui"
@@ -18,7 +17,13 @@ type gate1Keys struct {
 	Up, Down, Choose, Toggle, Defaults, Back, Next ui.Binding
 }
 
-// gate1Screen asks the gate 1 questions one at a time.
+// otherValue is the select option that turns a free question into a
+// typed answer.
+const otherValue = "\x00other"
+
+// gate1Screen asks the gate 1 questions one at a time, each as a huh form
+// of one field embedded in the screen: a select for choices, a multi-select
+// for a list of choices, an input with validation for free text.
 type gate1Screen struct {
 	theme ui.Theme
 	w, h  int
@@ -29,10 +34,14 @@ type gate1Screen struct {
 	answered map[string]bool
 	idx      int // current question; len(qs): all answered
 	history  []int
-	cursor   int
-	selected map[string]bool // a Multi question with choices
-	input    textinput.Model
-	editing  bool
+
+	form    *huh.Form
+	other   bool     // a free question's "other…": its answer is typed
+	choice  string   // the select's value
+	multi   []string // the multi-select's value
+	text    string   // the input's value
+	editing bool     // the input has the focus: keys are text
+
 	problem  string
 	fix      string
 	status   string
@@ -40,24 +49,12 @@ type gate1Screen struct {
 }
 
 func newGate1(t ui.Theme) *gate1Screen {
-	in := textinput.New()
-	in.Prompt = "> "
-	plain := lipgloss.NewStyle()
-	st := textinput.Styles{
-		Focused: textinput.StyleState{Text: plain, Placeholder: t.Muted, Suggestion: t.Muted, Prompt: t.Key},
-		Blurred: textinput.StyleState{Text: plain, Placeholder: t.Muted, Suggestion: t.Muted, Prompt: t.Muted},
-	}
-	st.Cursor = in.Styles().Cursor
-	st.Cursor.Blink = false
-	in.SetStyles(st)
-	in.CharLimit = 400
 	return &gate1Screen{theme: t, qs: gates.Questions(), answers: gates.Answers{}, answered: map[string]bool{},
-		input: in, selected: map[string]bool{},
 		keys: gate1Keys{
 			Up:       ui.NewBinding("↑/↓", "move", "up", "k"),
 			Down:     ui.NewBinding("↓/j", "down", "down", "j"),
 			Choose:   ui.NewBinding("enter", "choose", "enter"),
-			Toggle:   ui.NewBinding("space", "tick", "space"),
+			Toggle:   ui.NewBinding("space", "tick", "space", "x"),
 			Defaults: ui.NewBinding("d", "defaults for the rest", "d", "ctrl+d"),
 			Back:     ui.NewBinding("esc", "back", "esc", "shift+tab"),
 			Next:     ui.NewBinding("enter", "continue to gate 2", "enter"),
@@ -66,7 +63,19 @@ func newGate1(t ui.Theme) *gate1Screen {
 
 func (s *gate1Screen) SetSize(w, h int) {
 	s.w, s.h = w, h
-	s.input.SetWidth(max(10, w-8))
+	switch {
+	case s.form == nil || s.done():
+	case s.editing:
+		s.form.WithWidth(max(10, w))
+		// The form rebuilds its view on any message.
+		s.form.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	case s.question().Multi:
+		// The option lines are fitted to the width: draw them again, the
+		// ticks and the answer kept.
+		s.build(strings.Join(s.multi, ", "))
+	default:
+		s.build(s.choice)
+	}
 }
 
 func (s *gate1Screen) Typing() bool { return s.editing }
@@ -111,47 +120,105 @@ func (s *gate1Screen) question() gates.Question { return s.qs[s.idx] }
 
 func (s *gate1Screen) textOnly(q gates.Question) bool { return len(q.Choices) == 0 }
 
-// setup prepares the current question: the cursor on the current or the
-// recommended answer, the field filled with it.
-func (s *gate1Screen) setup() tea.Cmd {
-	s.problem, s.fix = "", ""
-	s.editing = false
-	s.input.Blur()
-	if s.done() {
-		return nil
-	}
+// current is the answer the current question starts from: the recorded
+// one, else the recommended one.
+func (s *gate1Screen) current() string {
 	q := s.question()
-	cur := q.Recommended(s.answers)
 	if s.answered[q.ID] {
-		cur = s.answers[q.ID]
+		return s.answers[q.ID]
 	}
-	s.cursor = 0
-	s.selected = map[string]bool{}
-	if q.Multi && len(q.Choices) > 0 {
-		for _, v := range (gates.Answers{"x": cur}).List("x") {
-			s.selected[v] = true
-		}
-	} else if i := slices.IndexFunc(q.Choices, func(c gates.Choice) bool { return c.Value == cur }); i >= 0 {
-		s.cursor = i
-	} else if q.Free && cur != "" {
-		s.cursor = len(q.Choices) // other…
-	}
-	s.input.SetValue(cur)
-	s.input.Placeholder = q.Recommended(s.answers)
-	s.input.CursorEnd()
-	if s.textOnly(q) {
-		s.editing = true
-		return s.input.Focus()
-	}
-	return nil
+	return q.Recommended(s.answers)
 }
 
-func (s *gate1Screen) rows(q gates.Question) int {
-	n := len(q.Choices)
-	if q.Free && !q.Multi {
-		n++
+func isChoice(q gates.Question, v string) bool {
+	return slices.ContainsFunc(q.Choices, func(c gates.Choice) bool { return c.Value == v })
+}
+
+// setup prepares the current question's form, starting from the current or
+// the recommended answer.
+func (s *gate1Screen) setup() tea.Cmd {
+	s.problem, s.fix = "", ""
+	s.other = false
+	if s.done() {
+		s.form, s.editing = nil, false
+		return nil
 	}
-	return n
+	return s.build(s.current())
+}
+
+// ChoiceLabel is an option's line in a gate 1 select: the value in a
+// column vw wide, "(recommended)" on the recommended one, and its one-line
+// help.
+func ChoiceLabel(c gates.Choice, rec string, vw int) string {
+	help := c.Help
+	if c.Value == rec && !strings.Contains(help, "(recommended)") {
+		help = "(recommended) " + help
+	}
+	return strings.TrimRight(fmt.Sprintf("%-*s  %s", vw, ui.Sanitize(c.Value), ui.Sanitize(help)), " ")
+}
+
+// ChoiceWidth is the value column's width for q's options.
+func ChoiceWidth(q gates.Question) int {
+	vw := 0
+	for _, c := range q.Choices {
+		vw = max(vw, ui.Width(c.Value))
+	}
+	return min(max(vw, 6), 20)
+}
+
+// build makes the form of the current question with cur as its value.
+func (s *gate1Screen) build(cur string) tea.Cmd {
+	q := s.question()
+	rec := q.Recommended(s.answers)
+	var field huh.Field
+	s.editing = false
+	lw := max(10, s.w-ui.Width(s.theme.FocusMarker))
+	switch {
+	case len(q.Choices) > 0 && q.Multi:
+		s.multi = (gates.Answers{"x": cur}).List("x")
+		vw := ChoiceWidth(q)
+		var opts []huh.Option[string]
+		for _, c := range q.Choices {
+			opts = append(opts, huh.NewOption(ui.Fit(ChoiceLabel(c, rec, vw), lw-4), c.Value).Selected(slices.Contains(s.multi, c.Value)))
+		}
+		field = huh.NewMultiSelect[string]().Options(opts...).Value(&s.multi)
+	case len(q.Choices) > 0 && !s.other:
+		vw := ChoiceWidth(q)
+		var opts []huh.Option[string]
+		for _, c := range q.Choices {
+			opts = append(opts, huh.NewOption(ui.Fit(ChoiceLabel(c, rec, vw), lw), c.Value))
+		}
+		s.choice = cur
+		if q.Free && !q.Multi {
+			if cur != "" && cur != otherValue && !isChoice(q, cur) {
+				// A recorded answer not in the list is an option of its
+				// own: enter keeps it.
+				opts = append(opts, huh.NewOption(ui.Fit(ChoiceLabel(gates.Choice{Value: cur, Help: "the recorded answer"}, "", vw), lw), cur))
+			}
+			opts = append(opts, huh.NewOption(fmt.Sprintf("%-*s  %s", vw, "other…", "type another answer"), otherValue))
+		}
+		if s.choice == "" || (!isChoice(q, s.choice) && s.choice != otherValue && !q.Free) {
+			s.choice = q.Choices[0].Value
+		}
+		field = huh.NewSelect[string]().Options(opts...).Value(&s.choice)
+	default:
+		s.text = cur
+		if s.other && isChoice(q, cur) {
+			s.text = ""
+		}
+		in := huh.NewInput().Value(&s.text).CharLimit(400).
+			Validate(func(v string) error { return q.Check(strings.TrimSpace(v), s.answers) })
+		field = in
+		s.editing = true
+	}
+	theme := ui.HuhTheme(s.theme)
+	if _, multi := field.(*huh.MultiSelect[string]); multi {
+		theme = ui.HuhMultiTheme(s.theme)
+	}
+	s.form = huh.NewForm(huh.NewGroup(field)).
+		WithTheme(theme).WithKeyMap(ui.HuhKeyMap()).
+		WithShowHelp(false).WithShowErrors(false).WithWidth(max(10, s.w))
+	return s.form.Init()
 }
 
 // Keys is the screen's key map, disabled bindings with their reason.
@@ -171,7 +238,7 @@ func (s *gate1Screen) Keys() []ui.Binding {
 	if s.editing {
 		k.Choose = ui.NewBinding("enter", "answer", "enter")
 		k.Defaults = ui.NewBinding("ctrl+d", "defaults for the rest", "ctrl+d")
-		if !s.textOnly(q) {
+		if s.other {
 			k.Back = ui.NewBinding("esc", "back to the list", "esc", "shift+tab")
 		}
 		return []ui.Binding{k.Choose, k.Defaults, k.Back}
@@ -204,10 +271,12 @@ func (s *gate1Screen) Update(msg tea.Msg, sv *saver) (tea.Cmd, bool) {
 		return nil, false
 	case tea.KeyPressMsg:
 		return s.key(msg, sv)
+	case tea.WindowSizeMsg:
+		return nil, false
 	}
-	if s.editing {
-		var cmd tea.Cmd
-		s.input, cmd = s.input.Update(msg)
+	// Cursor blinks and the like belong to the form.
+	if s.form != nil {
+		_, cmd := s.form.Update(msg)
 		return cmd, false
 	}
 	return nil, false
@@ -226,58 +295,50 @@ func (s *gate1Screen) key(msg tea.KeyPressMsg, sv *saver) (tea.Cmd, bool) {
 		return nil, false
 	}
 	q := s.question()
-	if s.editing {
-		switch msg.String() {
-		case "enter":
-			return s.answer(strings.TrimSpace(s.input.Value()), sv), false
-		case "ctrl+d":
-			return s.defaults(sv), false
-		case "esc", "shift+tab":
-			if !s.textOnly(q) {
-				s.editing = false
-				s.input.Blur()
+	switch k := msg.String(); {
+	case k == "ctrl+d" || (k == "d" && !s.editing):
+		return s.defaults(sv), false
+	case k == "esc" || k == "shift+tab":
+		if s.other {
+			// Back from the typed answer to the list.
+			s.other = false
+			s.problem, s.fix = "", ""
+			return s.build(otherValue), false
+		}
+		return s.back(), false
+	case k == "enter":
+		// The form sees enter (it validates and shows its mark); the
+		// screen records the answer, so the form never completes itself.
+		s.form.Update(msg)
+		switch {
+		case s.editing:
+			if err := s.form.GetFocusedField().Error(); err != nil {
+				s.showError(err)
 				return nil, false
 			}
-			return s.back(), false
-		}
-		var cmd tea.Cmd
-		s.input, cmd = s.input.Update(msg)
-		return cmd, false
-	}
-	n := s.rows(q)
-	switch {
-	case s.keys.Up.Pressed(msg):
-		s.cursor = (s.cursor - 1 + n) % n
-	case s.keys.Down.Pressed(msg):
-		s.cursor = (s.cursor + 1) % n
-	case s.keys.Toggle.Pressed(msg) && q.Multi:
-		v := q.Choices[s.cursor].Value
-		s.selected[v] = !s.selected[v]
-	case s.keys.Defaults.Pressed(msg):
-		return s.defaults(sv), false
-	case s.keys.Back.Pressed(msg):
-		return s.back(), false
-	case s.keys.Choose.Pressed(msg):
-		switch {
+			return s.answer(strings.TrimSpace(s.text), sv), false
 		case q.Multi:
 			var vals []string
-			for _, c := range q.Choices {
-				if s.selected[c.Value] {
+			for _, c := range q.Choices { // in the questions' order
+				if slices.Contains(s.multi, c.Value) {
 					vals = append(vals, c.Value)
 				}
 			}
 			return s.answer(strings.Join(vals, ", "), sv), false
-		case s.cursor >= len(q.Choices):
-			s.editing = true
-			if slices.ContainsFunc(q.Choices, func(c gates.Choice) bool { return c.Value == s.input.Value() }) {
-				s.input.SetValue("")
+		case s.choice == otherValue:
+			s.other = true
+			s.problem, s.fix = "", ""
+			cur := s.current()
+			if s.answered[q.ID] && isChoice(q, cur) || !s.answered[q.ID] {
+				cur = ""
 			}
-			return s.input.Focus(), false
+			return s.build(cur), false
 		default:
-			return s.answer(q.Choices[s.cursor].Value, sv), false
+			return s.answer(s.choice, sv), false
 		}
 	}
-	return nil, false
+	_, cmd := s.form.Update(msg)
+	return cmd, false
 }
 
 // answer records an answer to the current question when it passes, saves
@@ -433,51 +494,14 @@ func (s *gate1Screen) Render() string {
 	}
 	gap()
 	rec := q.Recommended(s.answers)
-	vw := 0
-	for _, c := range q.Choices {
-		vw = max(vw, ui.Width(c.Value))
+	if s.other {
+		add(t.Muted.Render("another answer than the list's; esc goes back to the list"))
 	}
-	vw = min(max(vw, 6), 20)
-	for i, c := range q.Choices {
-		marker := t.Blank
-		if i == s.cursor && !s.editing {
-			marker = t.FocusMarker
-		}
-		box := ""
-		if q.Multi {
-			box = "[ ] "
-			if s.selected[c.Value] {
-				box = "[x] "
-			}
-		}
-		val := fmt.Sprintf("%-*s", vw, c.Value)
-		if i == s.cursor && !s.editing {
-			val = t.Focus.Render(val)
-		} else if c.Value == rec {
-			val = t.Default.Render(val)
-		}
-		help := c.Help
-		if c.Value == rec && !strings.Contains(help, "(recommended)") {
-			help = t.Default.Render("(recommended)") + " " + help
-		}
-		add(ui.Fit(marker+box+val+"  "+t.Muted.Render(help), s.w))
+	if s.form != nil {
+		add(strings.Split(strings.TrimRight(s.form.View(), "\n "), "\n")...)
 	}
-	if q.Free && !q.Multi && len(q.Choices) > 0 {
-		marker := t.Blank
-		label := fmt.Sprintf("%-*s", vw, "other…")
-		if s.cursor == len(q.Choices) && !s.editing {
-			marker, label = t.FocusMarker, t.Focus.Render(label)
-		}
-		add(marker + label + "  " + t.Muted.Render("type another answer"))
-	}
-	if s.editing || (s.textOnly(q)) {
-		if !s.textOnly(q) {
-			gap()
-		}
-		add(s.input.View())
-		if rec != "" {
-			add(t.Muted.Render("recommended: ") + t.Default.Render(ui.Sanitize(rec)))
-		}
+	if s.editing && rec != "" {
+		add(t.Muted.Render("recommended: ") + t.Default.Render(ui.Sanitize(rec)))
 	}
 	if s.problem != "" {
 		gap()

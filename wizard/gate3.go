@@ -8,6 +8,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/huh/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/lima-lake/lima/engine/plan"
@@ -98,6 +100,10 @@ type gate3Screen struct {
 	msg      string
 	msgOK    bool
 	err      string
+	// reject is the inline yes/no form that confirms a rejection;
+	// rejectYes its answer (No, keep the model, until changed).
+	reject    *huh.Form
+	rejectYes bool
 }
 
 func newGate3(t ui.Theme) *gate3Screen {
@@ -266,7 +272,8 @@ func (s *gate3Screen) Keys() []ui.Binding {
 	case g3PickType:
 		return []ui.Binding{ui.NewBinding("enter", "set the type", "enter"), ui.NewBinding("↑/↓", "choose", "up"), ui.NewBinding("esc", "cancel", "esc")}
 	case g3ConfirmReject:
-		return []ui.Binding{ui.NewBinding("y", "reject the model", "y"), ui.NewBinding("n/esc", "keep it", "n", "esc")}
+		return []ui.Binding{ui.NewBinding("y", "reject the model", "y"), ui.NewBinding("n/esc", "keep it", "n", "esc"),
+			ui.NewBinding("←/→", "choose", "left", "right"), ui.NewBinding("enter", "answer", "enter")}
 	}
 	switch s.state {
 	case g3Loading, g3Saving:
@@ -365,11 +372,20 @@ func (s *gate3Screen) key(msg tea.KeyPressMsg, by string, now func() time.Time, 
 		}
 		return nil, navStay
 	case g3ConfirmReject:
-		switch msg.String() {
-		case "y", "Y":
-			s.mode, s.state = g3Browse, g3Saving
-			return s.save(false, by, now, planPath), navStay
-		default:
+		k := msg.String()
+		if k == "esc" || k == "shift+tab" {
+			s.mode, s.msg, s.msgOK = g3Browse, "kept: nothing was changed", false
+			return nil, navStay
+		}
+		// The form takes y, n, ←/→ and enter; the screen acts on the
+		// answer (the form's own completion is not waited for).
+		s.reject.Update(msg)
+		switch k {
+		case "y", "Y", "n", "N", "enter":
+			if s.rejectYes {
+				s.mode, s.state = g3Browse, g3Saving
+				return s.save(false, by, now, planPath), navStay
+			}
 			s.mode, s.msg, s.msgOK = g3Browse, "kept: nothing was changed", false
 		}
 		return nil, navStay
@@ -390,6 +406,12 @@ func (s *gate3Screen) key(msg tea.KeyPressMsg, by string, now func() time.Time, 
 		return s.save(true, by, now, planPath), navStay
 	case s.keys.Reject.Pressed(msg):
 		s.mode = g3ConfirmReject
+		s.rejectYes = false
+		s.reject = huh.NewForm(huh.NewGroup(huh.NewConfirm().Inline(true).
+			Title("Reject the model? Nothing runs until one is approved. ").
+			Affirmative("Reject").Negative("Keep").Value(&s.rejectYes).WithButtonAlignment(lipgloss.Left))).
+			WithTheme(ui.HuhTheme(s.theme)).WithKeyMap(ui.HuhKeyMap()).WithShowHelp(false).WithWidth(max(10, s.w-2))
+		return s.reject.Init(), navStay
 	case s.keys.Up.Pressed(msg):
 		s.move(-1)
 	case s.keys.Down.Pressed(msg) || msg.String() == "j":
@@ -724,7 +746,7 @@ func (s *gate3Screen) Render() string {
 	}
 	switch {
 	case s.mode == g3ConfirmReject:
-		out = append(out, t.Warn.Render(ui.StatusWarn.Glyph()+" Reject the data model? y removes its approval (nothing runs until one is recorded), n keeps it."))
+		out = append(out, ui.Fit(t.Warn.Render(ui.StatusWarn.Glyph())+" "+strings.TrimRight(s.reject.View(), " "), s.w))
 	case s.state == g3Saving:
 		out = append(out, t.Muted.Render("saving platform.yaml…"))
 	case s.msg != "" && s.msgOK:

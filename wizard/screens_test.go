@@ -134,8 +134,19 @@ func TestGate3UndoRejectBack(t *testing.T) {
 	}
 	// x asks; n keeps; x, y removes the approval.
 	h.key("x")
-	h.contains("Reject the data model?")
+	h.contains("Reject the model?")
 	h.key("n")
+	h.contains("kept: nothing was changed")
+	// The confirmation is a yes/no form: Keep focused first, ←/→ (h/l)
+	// moves the marker, esc keeps.
+	h.key("x")
+	h.contains("> Keep")
+	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
+	h.contains("Reject the model? Nothing runs until one is approved.", "Reject  > Keep")
+	h.send(tea.WindowSizeMsg{Width: 100, Height: 30})
+	h.key("h")
+	h.contains("> Reject")
+	h.key("h", "enter")
 	h.contains("kept: nothing was changed")
 	h.key("x", "y")
 	h.contains("rejected: no approval is recorded", "! not approved")

@@ -432,3 +432,64 @@ func TestHelpScreen(t *testing.T) {
 	h.key("?")
 	h.contains("In which region")
 }
+
+func TestGate1OtherAnswerIsTypedAndKept(t *testing.T) {
+	dir := t.TempDir()
+	h := newHarness(t, dir, Deps{})
+	h.key("enter", "enter") // sources, prefix: their recommended answers
+	h.contains("In which region", "> local")
+	// other… is the last option; it opens a text field where q is text.
+	h.key("up", "enter")
+	if !h.m.typing() {
+		t.Fatal("other… did not open a text field")
+	}
+	h.typeText("q")
+	h.key("enter")
+	h.contains(`"q" is not a region`, "fix: answer local")
+	h.key("esc")
+	if h.m.typing() {
+		t.Fatal("esc did not go back to the list")
+	}
+	h.contains("> other…")
+	h.key("enter")
+	h.key("ctrl+u")
+	h.typeText("eu-north-1")
+	h.key("enter")
+	h.contains("Which environment")
+	p, err := plan.Load(filepath.Join(dir, "platform.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Platform.Region != "eu-north-1" {
+		t.Errorf("region %q saved, want eu-north-1", p.Platform.Region)
+	}
+	// Back at the question, the typed answer is an option of its own,
+	// under the cursor: enter keeps it.
+	h.key("shift+tab")
+	h.contains("> eu-north-1", "the recorded answer", "other…")
+	h.key("enter")
+	h.contains("Which environment")
+}
+
+func TestGate1QQuitsInAListNotInAField(t *testing.T) {
+	h := newHarness(t, t.TempDir(), Deps{})
+	// In the text field of the first question q is text.
+	_, cmd := h.m.Update(keyMsg("q"))
+	if cmd != nil {
+		if _, quit := cmd().(tea.QuitMsg); quit {
+			t.Fatal("q quit while typing")
+		}
+	}
+	h.contains("> dataq")
+	h.key("ctrl+u")
+	h.typeText("data")
+	h.key("enter", "enter") // sources, prefix
+	h.contains("In which region")
+	_, cmd = h.m.Update(keyMsg("q"))
+	if cmd == nil {
+		t.Fatal("q does nothing in a list")
+	}
+	if _, quit := cmd().(tea.QuitMsg); !quit {
+		t.Error("q should quit in a list")
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -27,7 +26,8 @@ import (
 // the data model and asks for approval, then the plan runs. It needs no
 // terminal: the answers may come from a pipe.
 func accessibleWizard(ctx context.Context, planPath string, stdin io.Reader, stdout, stderr io.Writer) int {
-	in := bufio.NewScanner(stdin)
+	lines := &lineReader{r: bufio.NewReader(stdin)}
+	in := bufio.NewScanner(lines)
 	ask := func(prompt string) (string, bool) {
 		fmt.Fprint(stdout, prompt)
 		if !in.Scan() {
@@ -54,58 +54,9 @@ func accessibleWizard(ctx context.Context, planPath string, stdin io.Reader, std
 		return fail(stderr, err)
 	}
 	fmt.Fprintln(stdout, "\nGate 1: scope and residency.")
-	qs := gates.Questions()
-	given := gates.Answers{}
-	for i, q := range qs {
-		if !q.Applies(given) {
-			continue
-		}
-		def := answers[q.ID]
-		if def == "" {
-			def = q.Recommended(given)
-		}
-		fmt.Fprintf(stdout, "\nQuestion %d: %s\n", i+1, ui.Sanitize(q.Prompt))
-		if q.Help != "" {
-			fmt.Fprintf(stdout, "  %s\n", ui.Sanitize(q.Help))
-		}
-		if q.Explain != nil {
-			if x := q.Explain(given); x != "" {
-				fmt.Fprintf(stdout, "  %s\n", ui.Sanitize(x))
-			}
-		}
-		for n, c := range q.Choices {
-			rec := ""
-			if c.Value == def {
-				rec = ", recommended"
-			}
-			fmt.Fprintf(stdout, "  option %d: %s%s. %s\n", n+1, ui.Sanitize(c.Value), rec, ui.Sanitize(c.Help))
-		}
-		for {
-			prompt := "Answer: "
-			if def != "" {
-				prompt = fmt.Sprintf("Answer (enter for %s): ", ui.Sanitize(def))
-			}
-			a, ok := ask(prompt)
-			if !ok {
-				return ended()
-			}
-			if a == "" {
-				a = def
-			} else if n, err := strconv.Atoi(a); err == nil && n >= 1 && n <= len(q.Choices) && !q.Free {
-				a = q.Choices[n-1].Value
-			}
-			if err := q.Check(a, given); err != nil {
-				var ae *gates.AnswerError
-				if errors.As(err, &ae) {
-					fmt.Fprintf(stdout, "Not accepted: %s. Fix: %s.\n", ui.Sanitize(ae.Problem), ui.Sanitize(ae.Fix))
-				} else {
-					fmt.Fprintf(stdout, "Not accepted: %s.\n", ui.Sanitize(err.Error()))
-				}
-				continue
-			}
-			given[q.ID] = a
-			break
-		}
+	given, ok := accessibleGate1(answers, lines, stdout)
+	if !ok {
+		return ended()
 	}
 	if p == nil {
 		p = &plan.Plan{SchemaVersion: plan.SchemaVersion, Platform: plan.Platform{Catalog: plan.CatalogSQLite},

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,11 +52,11 @@ func TestAccessibleWizardWalksTheGatesAsLines(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
 	}
 	s := out.String()
-	for _, want := range []string{"accessible mode", "Question 1:", "Answer (enter for data/erp)", "option 1: iceberg, recommended.",
+	for _, want := range []string{"accessible mode", "Question 1:", "Answer (enter for data/erp)", "1. iceberg  (recommended) Apache Iceberg", "Enter takes option 1.", "the recorded answer",
 		`Not accepted: "Bad Prefix" is not allowed`, "Gate 2: preconditions.", "Every check passes.",
 		"Gate 3: the data model.", "Base tables (6)", "Marts (1)", "SUM-safe", "Data model approved by", "Not run."} {
 		if !strings.Contains(s, want) {
-			t.Errorf("stdout lacks %q", want)
+			t.Errorf("stdout lacks %q\n%s", want, s)
 		}
 	}
 	if strings.Contains(s, "\x1b[") {
@@ -82,5 +83,58 @@ func TestAccessibleWizardStopsAtTheEndOfInput(t *testing.T) {
 	code := startWizard(context.Background(), filepath.Join(dir, "platform.yaml"), "", true, strings.NewReader("\n\n"), &out, &errb)
 	if code != exitUsage || !strings.Contains(errb.String(), "the input ended") {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// A new plan, answered from a pipe through huh's accessible prompts: a
+// number out of range and a refused prefix are asked again, an "other"
+// answer is typed, and every answer lands in platform.yaml.
+func TestAccessibleWizardNewPlanFromAPipe(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "data", "orders.csv"), []byte("id,amount\n1,2.50\n2,3.75\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pp := filepath.Join(dir, "platform.yaml")
+	in := strings.Join([]string{
+		"data",               // sources
+		"Bad Prefix", "acme", // prefix: refused, then accepted
+		"9", "1", // region: out of range, then local
+		"4", "Staging", "uat", // environment: other…, refused, then typed
+		"", "", "", // pattern, consumer, volume
+		"3",             // schedule: manual (no time zone question)
+		"2",             // partitioning: date
+		"email, *_iban", // sensitive columns
+		"",              // split region: no
+	}, "\n") + "\n"
+	var out, errb bytes.Buffer
+	code := startWizard(context.Background(), pp, "mono", true, strings.NewReader(in), &out, &errb)
+	s := out.String()
+	if code == exitOK {
+		t.Fatalf("the input ended before gate 3, yet exit %d\n%s", code, s)
+	}
+	for _, want := range []string{`Not accepted: "Bad Prefix" is not allowed`, "Invalid: must be a number between 1 and 6",
+		`Not accepted: "Staging" is not an environment name`, "Gate 1 answers saved to"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("stdout lacks %q\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "In which time zone") {
+		t.Error("the time zone was asked for a manual schedule")
+	}
+	p, err := plan.Load(pp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := gates.AnswersOf(p)
+	want := gates.Answers{gates.QSources: "data", gates.QPrefix: "acme", gates.QRegion: "local", gates.QEnvironment: "uat",
+		gates.QPattern: "iceberg", gates.QConsumer: "unknown", gates.QVolume: "small", gates.QSchedule: "manual",
+		gates.QPartitioning: "date", gates.QSensitive: "email, *_iban", gates.QSplitRegion: "no"}
+	for k, v := range want {
+		if a[k] != v {
+			t.Errorf("platform.yaml answer %s = %q, want %q", k, a[k], v)
+		}
 	}
 }
