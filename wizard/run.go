@@ -259,7 +259,18 @@ func (s *runScreen) Render() string {
 		add(head, "")
 		name := "the plan"
 		if s.plan != nil {
-			name = fmt.Sprintf("%d table(s) of %s", len(s.plan.TableNames()), ui.Sanitize(s.plan.Platform.Prefix))
+			base, marts := 0, 0
+			for _, t := range s.plan.Tables {
+				if t.IsMart() {
+					marts++
+				} else {
+					base++
+				}
+			}
+			name = fmt.Sprintf("%d table(s) of %s", base, ui.Sanitize(s.plan.Platform.Prefix))
+			if marts > 0 {
+				name += fmt.Sprintf(", builds %d mart(s)", marts)
+			}
 		}
 		add(ui.Wrap("Gate 3 approved. Enter loads "+name+", reconciles every committed table (gate 4) and writes the report.", s.w, "")...)
 		for _, l := range ui.Wrap("The plan runs only when its data model was approved under its current hash (lima-tui approve --gate data-model).", s.w, "") {
