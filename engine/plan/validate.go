@@ -516,6 +516,9 @@ func (v *validator) load(tp string, ti *tableInfo) {
 	v.enum(lp+".mode", l.Mode, "load mode", []string{ModeFull, ModeIncremental, ModeUpsert, ModeCDC}, withDefault(ModeFull, ModeIncremental, ModeUpsert, ModeCDC),
 		"change_capture", "changes", "micro_batch", "microbatch", "append", "merge")
 	v.upsert(lp, ti)
+	if (l.Mode == ModeUpsert || l.Mode == ModeCDC) && v.p.Pattern() == PatternHive {
+		v.add(lp+".mode", "mode %s deletes rows by key, which Hive-style Parquet folders cannot do atomically; use platform.pattern: iceberg, or mode full or incremental", l.Mode)
+	}
 	if l.Mode == ModeIncremental && l.Watermark == "" {
 		v.add(lp+".watermark", "required for mode incremental: the column whose maximum marks what was loaded (a date, timestamp or increasing number)")
 	}

@@ -235,6 +235,13 @@ func TestValidate(t *testing.T) {
 		{"cdc without keys and changes", func(p *Plan) { p.Tables["sites"].Load = LoadSpec{Mode: "cdc"} },
 			[]string{`tables.sites.load.keys: required for mode cdc: the key that identifies a row across changes`,
 				`tables.sites.load.changes: required for mode cdc: name the operation and ordering columns, e.g. changes: {operation: op, ordering: seq}`}},
+		{"cdc on hive folders", func(p *Plan) {
+			p.Platform.Pattern, p.Platform.Catalog = "hive", "glue"
+			p.Tables["inspections"].Partition = p.Tables["inspections"].Partition[:1]
+			p.Tables["sites"].Load = LoadSpec{Mode: "cdc"}
+		}, []string{`tables.sites.load.keys: required for mode cdc: the key that identifies a row across changes`,
+			`tables.sites.load.changes: required for mode cdc: name the operation and ordering columns, e.g. changes: {operation: op, ordering: seq}`,
+			`tables.sites.load.mode: mode cdc deletes rows by key, which Hive-style Parquet folders cannot do atomically; use platform.pattern: iceberg, or mode full or incremental`}},
 		{"history on a mart", func(p *Plan) {
 			p.Tables["sites"].Type, p.Tables["sites"].Source, p.Tables["sites"].Grain, p.Tables["sites"].History = TableMart, nil, []string{"site_code"}, true
 		}, []string{`tables.sites.history: a mart is rebuilt from its base tables; keep history on the base tables`}},
