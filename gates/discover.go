@@ -70,6 +70,18 @@ func ProposeDataModel(ctx context.Context, p *plan.Plan, o ProposeOptions) (*Pro
 	}
 	prop := Propose(ev, o)
 	prop.Findings = append(found, prop.Findings...)
+	// Database sources: one table per base table (discover_db.go).
+	taken := map[string]bool{}
+	for n := range prop.Plan.Tables {
+		taken[n] = true
+	}
+	n := len(prop.Findings)
+	proposeDatabases(ctx, p, o, taken, prop)
+	for _, f := range prop.Findings[n:] {
+		if q, ok := issueOf(prop.Plan, f); ok {
+			prop.Issues = append(prop.Issues, q)
+		}
+	}
 	return prop, nil
 }
 
@@ -86,6 +98,9 @@ func Gather(ctx context.Context, p *plan.Plan, o ProposeOptions) ([]*TableEviden
 		s := p.Sources[sname]
 		if s == nil {
 			continue
+		}
+		if s.IsDatabase() {
+			continue // proposed from its catalog by ProposeDataModel
 		}
 		if s.Kind != plan.SourceFiles {
 			findings = append(findings, Finding{Name: "source " + sname, Status: Skip,

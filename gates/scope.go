@@ -202,9 +202,15 @@ func Questions() []Question {
 		},
 		{
 			ID: QPrefix, Field: "platform.prefix", Default: "lake",
-			Prompt:  "Which prefix names this build (namespace and tables)?",
-			Help:    "1 to 40 lower-case letters, digits and _; it is typed again to confirm a teardown",
-			Suggest: func(a Answers) string { return PrefixFor(scopeFirst(a.List(QSources))) },
+			Prompt: "Which prefix names this build (namespace and tables)?",
+			Help:   "1 to 40 lower-case letters, digits and _; it is typed again to confirm a teardown",
+			Suggest: func(a Answers) string {
+				first := scopeFirst(a.List(QSources))
+				if s, err := ParseSource(first); err == nil && s.Kind == "env" {
+					first = envStem(s.EnvVar)
+				}
+				return PrefixFor(first)
+			},
 			Validate: func(s string, _ Answers) error {
 				switch {
 				case s == "":
@@ -539,11 +545,9 @@ type sourceNotSupported struct{ AnswerError }
 func (e *sourceNotSupported) Unwrap() []error { return []error{&e.AnswerError, ErrSourceNotSupported} }
 
 // ParseSource reads a source URI: a folder (a path or file:///path),
-// s3://bucket/prefix, or env:NAME (a database DSN in the environment
-// variable NAME). Folders and S3 prefixes (Path holds the s3:// URI) are
-// supported in this build; database sources return their parsed form and
-// an error that errors.Is ErrSourceNotSupported and says what to do
-// instead.
+// s3://bucket/prefix (Path holds the s3:// URI), or env:NAME (a database
+// DSN in the environment variable NAME; EnvVar holds NAME, the value is
+// not read here, so a plan's gate 1 passes where the variable is not set).
 func ParseSource(uri string) (SourceURI, error) {
 	u := strings.TrimSpace(uri)
 	const folderFix = "answer a folder holding the files, e.g. data/erp"
@@ -575,9 +579,9 @@ func ParseSource(uri string) (SourceURI, error) {
 		if !scopeEnvVarRE.MatchString(name) {
 			return s, &AnswerError{Problem: fmt.Sprintf("%q is not an environment variable name", name), Fix: fix}
 		}
-		return s, &sourceNotSupported{AnswerError{
-			Problem: fmt.Sprintf("env:%s: database sources (a DSN in $%s) are not supported in this build yet; only local folders work", name, name),
-			Fix:     "export the tables to CSV or Parquet files in a folder and give that folder"}}
+		// The variable's value (the DSN) is read only where the source is
+		// recorded (ApplyAnswers: its kind) and checked (init, gate 2).
+		return s, nil
 	case strings.HasPrefix(u, "file://"):
 		p := strings.TrimPrefix(u, "file://")
 		if !strings.HasPrefix(p, "/") {
@@ -735,6 +739,8 @@ func AnswersOf(p *plan.Plan) Answers {
 	for _, name := range p.SourceNames() {
 		if s := p.Sources[name]; s != nil && s.Path != "" {
 			srcs = append(srcs, s.Path)
+		} else if s != nil && s.IsDatabase() && s.DSNEnv != "" {
+			srcs = append(srcs, "env:"+s.DSNEnv) // a database: its DSN's variable
 		}
 	}
 	a[QSources] = strings.Join(srcs, ", ")
@@ -800,7 +806,11 @@ func ApplyAnswers(p *plan.Plan, a Answers) error {
 	p.Platform.Pattern = a[QPattern]
 	p.Downstream.Consumer = a[QConsumer]
 
-	p.Sources = scopeSources(p.Sources, a.List(QSources))
+	srcs, err := scopeSources(p.Sources, a.List(QSources))
+	if err != nil {
+		return fmt.Errorf("%s: %w", QSources, err)
+	}
+	p.Sources = srcs
 	if a[QSchedule] == ScheduleManual {
 		p.Schedule.Cron, p.Schedule.Timezone = "", ""
 	} else {
@@ -825,34 +835,65 @@ func ApplyAnswers(p *plan.Plan, a Answers) error {
 	return nil
 }
 
-// scopeSources builds the sources of the folders: an old source of kind
-// files with the same path keeps its name and settings; a new one is named
-// after its folder (name_2, name_3, … when taken).
-func scopeSources(old map[string]*plan.Source, folders []string) map[string]*plan.Source {
+// scopeSources builds the sources of the folders: an old source with the
+// same path (or, for env:NAME, the same dsn_env) keeps its name and
+// settings; a new one is named after its folder (name_2, name_3, … when
+// taken). A new env:NAME source is a database whose kind DSNKind reads
+// from the variable's value; it fails when the variable is unset or holds
+// no DSN Lima recognises (the error never quotes the value).
+func scopeSources(old map[string]*plan.Source, folders []string) (map[string]*plan.Source, error) {
 	out := map[string]*plan.Source{}
-	var fresh []string
+	var fresh []SourceURI
 	for _, f := range folders {
 		s, _ := ParseSource(f)
 		kept := false
 		for _, name := range slices.Sorted(maps.Keys(old)) {
-			if o := old[name]; o != nil && o.Kind == plan.SourceFiles && filepath.Clean(o.Path) == filepath.Clean(s.Path) && out[name] == nil {
+			o := old[name]
+			if o == nil || out[name] != nil {
+				continue
+			}
+			same := s.Kind != "env" && o.Path != "" && (o.Kind == plan.SourceFiles || o.Kind == plan.SourceSQLite) && filepath.Clean(o.Path) == filepath.Clean(s.Path)
+			if s.Kind == "env" {
+				same = o.IsDatabase() && o.DSNEnv == s.EnvVar
+			}
+			if same {
 				out[name], kept = o, true
 				break
 			}
 		}
 		if !kept {
-			fresh = append(fresh, s.Path)
+			fresh = append(fresh, s)
 		}
 	}
-	for _, f := range fresh {
-		base := SourceNameFor(f)
+	for _, s := range fresh {
+		src := &plan.Source{Kind: plan.SourceFiles, Path: s.Path}
+		base := SourceNameFor(s.Path)
+		if s.Kind == "env" {
+			kind, err := DSNKindOf(s.EnvVar)
+			if err != nil {
+				return nil, err
+			}
+			src = &plan.Source{Kind: kind, DSNEnv: s.EnvVar}
+			base = SourceNameFor(envStem(s.EnvVar))
+		}
 		name := base
 		for i := 2; out[name] != nil; i++ {
 			name = fmt.Sprintf("%s_%d", base, i)
 		}
-		out[name] = &plan.Source{Kind: plan.SourceFiles, Path: f}
+		out[name] = src
 	}
-	return out
+	return out, nil
+}
+
+// envStem is the name a source or prefix takes from a DSN variable: the
+// name without a trailing _DSN, _URL or _DATABASE_URL (ERP_DSN → ERP).
+func envStem(name string) string {
+	for _, suf := range []string{"_DATABASE_URL", "_DSN", "_URL"} {
+		if s, ok := strings.CutSuffix(strings.ToUpper(name), suf); ok && s != "" {
+			return name[:len(s)]
+		}
+	}
+	return name
 }
 
 // Scope is gate 1 on a plan: CheckAnswers of the answers recorded in it, plus

@@ -79,7 +79,8 @@ func TestQuestionValidationMessages(t *testing.T) {
 		{QSources, "data/erp, ../shared/crm", nil, ""},
 		{QSources, "s3://acme-raw/erp", nil, ""},
 		{QSources, "s3://acme-raw/../erp", nil, `"s3://acme-raw/../erp" is not an S3 prefix Lima can read; write s3://bucket/prefix without . or .. segments or commas`},
-		{QSources, "env:ERP_DSN", nil, "env:ERP_DSN: database sources (a DSN in $ERP_DSN) are not supported in this build yet; only local folders work; export the tables to CSV or Parquet files in a folder and give that folder"},
+		{QSources, "env:ERP_DSN", nil, ""}, // the value is read when the source is recorded, not here
+		{QSources, "env:ERP_DSN, data/erp", nil, ""},
 		{QSources, "ftp://host/x", nil, `"ftp://host/x": the scheme ftp:// is not a source Lima knows; answer a folder, s3://bucket/prefix or env:NAME`},
 		{QPrefix, "", nil, "not answered; answer 1 to 40 characters: lower-case letters, digits and _, starting with a letter (e.g. acme_sales)"},
 		{QPrefix, "Acme-Sales", nil, `"Acme-Sales" is not allowed; answer 1 to 40 characters: lower-case letters, digits and _, starting with a letter (e.g. acme_sales)`},
@@ -252,7 +253,7 @@ func TestParseSource(t *testing.T) {
 		{"file:///srv/exports", SourceURI{Kind: "folder", Path: "/srv/exports"}, false, false},
 		{"C:/odd/but/a/folder", SourceURI{Kind: "folder", Path: "C:/odd/but/a/folder"}, false, false},
 		{"s3://acme-raw/erp/2026", SourceURI{Kind: "s3", Bucket: "acme-raw", Prefix: "erp/2026", Path: "s3://acme-raw/erp/2026"}, false, false},
-		{"env:ERP_DSN", SourceURI{Kind: "env", EnvVar: "ERP_DSN"}, true, false},
+		{"env:ERP_DSN", SourceURI{Kind: "env", EnvVar: "ERP_DSN"}, false, false},
 		{"env:postgres://u:secret@h/db", SourceURI{Kind: "env"}, false, true},
 		{"env:1BAD", SourceURI{Kind: "env", EnvVar: "1BAD"}, false, true},
 		{"s3://", SourceURI{Kind: "s3"}, false, true},

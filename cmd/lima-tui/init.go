@@ -40,7 +40,7 @@ func initFlag(id string) string {
 func cmdInit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fset := newFlags("init", stderr)
 	var sources multi
-	fset.Var(&sources, "source", "the folder (or s3://bucket/prefix) holding the files (repeatable); env:NAME is not supported in this build yet")
+	fset.Var(&sources, "source", "the folder (or s3://bucket/prefix) holding the files, or env:NAME for a database whose DSN is in the environment variable NAME (repeatable)")
 	dir := fset.String("dir", ".", "the workspace folder: platform.yaml is written there")
 	useDefaults := fset.Bool("defaults", false, "accept the recommended answer of every question no flag answers")
 	answerFlags := map[string]*string{}
@@ -92,6 +92,22 @@ func cmdInit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "lima-tui init: --source: %s\n", ui.Sanitize(err.Error()))
 			}
 			return exitUsage
+		}
+		if u.Kind == "env" { // a database: its DSN in the variable (init_db.go)
+			line, err := initDBSource(u.EnvVar)
+			if err != nil {
+				var ae *gates.AnswerError
+				if errors.As(err, &ae) {
+					problem := strings.TrimPrefix(ae.Problem, "env:"+u.EnvVar+": ")
+					fmt.Fprintf(stderr, "lima-tui init: --source env:%s: %s\n  fix: %s\n", ui.Sanitize(u.EnvVar), ui.Sanitize(problem), ui.Sanitize(ae.Fix))
+				} else {
+					fmt.Fprintf(stderr, "lima-tui init: --source env:%s: %s\n", ui.Sanitize(u.EnvVar), ui.Sanitize(err.Error()))
+				}
+				return exitUsage
+			}
+			fmt.Fprintln(stdout, ui.Sanitize(line))
+			folders = append(folders, "env:"+u.EnvVar)
+			continue
 		}
 		if u.Kind == "s3" {
 			n, err := initS3Source(u.Path)

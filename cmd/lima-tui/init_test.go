@@ -151,7 +151,11 @@ func TestInitRefusals(t *testing.T) {
 	noTTY(t)
 	ws := t.TempDir()
 	src := erpData(t, ws)
-	t.Setenv("ERP_DSN", "postgres://sap:hunter2@erp.internal/prod")
+	// Nothing listens on port 1: the connection is refused at once.
+	t.Setenv("ERP_DSN", "postgres://sap:hunter2@127.0.0.1:1/prod?connect_timeout=5")
+	t.Setenv("CRM_DSN", "sap:hunter2@tcp(127.0.0.1:1)/crm?timeout=5s")
+	t.Setenv("ODD_DSN", "oracle://sap:hunter2@erp.internal/prod")
+	t.Setenv("EMPTY_DSN", "")
 	tests := []struct {
 		name   string
 		args   []string
@@ -161,8 +165,16 @@ func TestInitRefusals(t *testing.T) {
 		{"no source", []string{"--defaults"}, exitUsage, []string{"--source is required"}},
 		{"s3 with a dot segment", []string{"--source", "s3://acme-raw/../erp", "--defaults"}, exitUsage,
 			[]string{`"s3://acme-raw/../erp" is not an S3 prefix Lima can read`}},
-		{"database DSN in an env var", []string{"--source", "env:ERP_DSN", "--defaults"}, exitUsage,
-			[]string{"env:ERP_DSN: database sources (a DSN in $ERP_DSN) are not supported in this build yet; only local folders work", "fix: export the tables to CSV or Parquet files in a folder and give that folder"}},
+		{"unreachable postgres", []string{"--source", "env:ERP_DSN", "--defaults"}, exitUsage,
+			[]string{"lima-tui init: --source env:ERP_DSN: connect: ", "fix: check that the server runs"}},
+		{"unreachable mysql", []string{"--source", "env:CRM_DSN", "--defaults"}, exitUsage,
+			[]string{"lima-tui init: --source env:CRM_DSN: connect: ", "fix: check that the server runs"}},
+		{"unknown DSN form", []string{"--source", "env:ODD_DSN", "--defaults"}, exitUsage,
+			[]string{"lima-tui init: --source env:ODD_DSN: the value of ODD_DSN is not a DSN Lima recognises: its URL scheme is not one Lima reads", "fix: write a postgres:// URL"}},
+		{"unset DSN variable", []string{"--source", "env:EMPTY_DSN", "--defaults"}, exitUsage,
+			[]string{"lima-tui init: --source env:EMPTY_DSN: the environment variable EMPTY_DSN is not set", "fix: export the database DSN in EMPTY_DSN"}},
+		{"DSN on the command line", []string{"--source", "env:postgres://sap:hunter2@h/db", "--defaults"}, exitUsage,
+			[]string{"env: takes the name of an environment variable, not a connection string"}},
 		{"missing folder", []string{"--source", filepath.Join(ws, "nope"), "--defaults"}, exitUsage, []string{"nope: no such folder"}},
 		{"a file", []string{"--source", filepath.Join(src, "suppliers.csv"), "--defaults"}, exitUsage, []string{"suppliers.csv is a file; give the folder holding the files"}},
 		{"unknown pattern", []string{"--source", src, "--defaults", "--pattern", "delta"}, exitUsage,

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/gates"
+)
+
+// initDBSource checks a database source named env:NAME as init checks a
+// folder: the variable must hold a DSN Lima recognises (its kind decides
+// the source's kind: postgres or mysql), and the database must answer and
+// list its tables. It returns a line for the terminal; neither it nor the
+// error ever contains the DSN or its password.
+func initDBSource(envVar string) (string, error) {
+	kind, err := gates.DSNKindOf(envVar)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sum, err := gates.CheckDatabase(ctx, envVar, &plan.Source{Kind: kind, DSNEnv: envVar})
+	if err != nil {
+		return "", err
+	}
+	where := "the file"
+	if len(sum.Schemas) > 0 {
+		where = "schema(s) " + strings.Join(sum.Schemas, ", ")
+	}
+	return fmt.Sprintf("env:%s: %s (kind %s), %d table(s) in %s; gate 3 proposes the tables from them", envVar, sum.Version, kind, sum.Tables, where), nil
+}
