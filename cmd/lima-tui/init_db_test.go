@@ -267,7 +267,6 @@ func TestInitFromPostgresProposeApproveRun(t *testing.T) {
 	})
 }
 
-
 // TestInitDatabaseWrongPasswordHidesIt: a refused login names what failed
 // and never the password or the DSN.
 func TestInitDatabaseWrongPasswordHidesIt(t *testing.T) {
