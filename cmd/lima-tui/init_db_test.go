@@ -204,8 +204,12 @@ func TestInitFromPostgresProposeApproveRun(t *testing.T) {
 		t.Errorf("orders sample finding: %+v", f)
 	}
 
-	if code, _, errs := runCLI(t, "propose", "--plan", pp, "--write"); code != exitOK {
+	code, out, errs = runCLI(t, "propose", "--plan", pp, "--write")
+	if code != exitOK {
 		t.Fatalf("propose --write: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "orders ← lima_pg_init: table "+schema+".orders (700 rows sampled)") || !strings.Contains(out, "key id · mode upsert · watermark updated_at") {
+		t.Errorf("propose output:\n%s", out)
 	}
 	for _, g := range []string{"scope", "data-model"} {
 		if code, out, errs := runCLI(t, "approve", "--plan", pp, "--gate", g, "--by", "Analyst A"); code != exitOK {

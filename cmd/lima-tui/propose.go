@@ -178,10 +178,24 @@ func printProposal(w io.Writer, pr *gates.Proposal) {
 	for _, n := range bases {
 		t := pr.Plan.Tables[n]
 		ev := pr.Evidence[n]
-		fmt.Fprintf(w, "\n%s ← %s: %s (%d file(s), %d rows read)\n", ui.Sanitize(n), ui.Sanitize(t.Source.Name), ui.Sanitize(strings.Join(t.Source.Files, ", ")), len(ev.Units), ev.Rows)
+		if t.Source.Table != "" { // a database table
+			from := t.Source.Table
+			if t.Source.Schema != "" {
+				from = t.Source.Schema + "." + from
+			}
+			fmt.Fprintf(w, "\n%s ← %s: table %s (%d rows sampled)\n", ui.Sanitize(n), ui.Sanitize(t.Source.Name), ui.Sanitize(from), ev.Rows)
+		} else {
+			fmt.Fprintf(w, "\n%s ← %s: %s (%d file(s), %d rows read)\n", ui.Sanitize(n), ui.Sanitize(t.Source.Name), ui.Sanitize(strings.Join(t.Source.Files, ", ")), len(ev.Units), ev.Rows)
+		}
 		var facts []string
 		if len(t.Load.Keys) > 0 {
 			facts = append(facts, "key "+strings.Join(t.Load.Keys, ", "))
+		}
+		if t.Load.Mode != "" {
+			facts = append(facts, "mode "+t.Load.Mode)
+		}
+		if t.Load.Watermark != "" {
+			facts = append(facts, "watermark "+t.Load.Watermark)
 		}
 		if len(t.Partition) > 0 {
 			facts = append(facts, "partition "+strings.Join(t.Partition, ", "))
