@@ -384,4 +384,34 @@ func TestInitFromMariaDBPropose(t *testing.T) {
 	if p, err = plan.Load(pp); err != nil || len(p.Tables) != 2 {
 		t.Fatalf("written plan: %v, %d tables", err, len(p.Tables))
 	}
+	// And it runs: gate 4 passes with the database's count and sum.
+	for _, g := range []string{"scope", "data-model"} {
+		if code, out, errs := runCLI(t, "approve", "--plan", pp, "--gate", g, "--by", "Analyst A"); code != exitOK {
+			t.Fatalf("approve %s: exit %d: %s %s", g, code, out, errs)
+		}
+	}
+	code, out, errs = runCLI(t, "run", "--force", "--plan", pp)
+	if code != exitOK {
+		t.Fatalf("run: exit %d:\n%s\n%s", code, out, errs)
+	}
+	rep, err := reports.Read(strings.TrimSpace(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCount := queryString(t, db, "SELECT CAST(COUNT(*) AS CHAR) FROM "+name+".customers")
+	wantCredit := queryString(t, db, "SELECT CAST(SUM(credit) AS CHAR) FROM "+name+".customers")
+	for _, tr := range rep.Tables {
+		if tr.Reconciliation != gates.Pass {
+			t.Errorf("%s: gate 4 %s: %+v", tr.Name, tr.Reconciliation, tr.Checks)
+		}
+		if tr.Name != "customers" {
+			continue
+		}
+		if strconv.FormatInt(tr.RowsLoaded, 10) != wantCount {
+			t.Errorf("customers loaded %d, want %s", tr.RowsLoaded, wantCount)
+		}
+		if f, ok := findingNamed(tr.Checks, "source sum(credit)"); !ok || f.Status != gates.Pass || !strings.Contains(f.Detail, "source "+wantCredit+" ") {
+			t.Errorf("source sum(credit): %+v, want %s", f, wantCredit)
+		}
+	}
 }
