@@ -332,8 +332,8 @@ func proposeDBTable(name, sname string, s *plan.Source, ti sqldb.TableInfo, sens
 		add(": load", Pass, "mode full: "+ti.WatermarkReason, "")
 	case len(keys) > 0 && temporal:
 		t.Load.Mode, t.Load.Watermark, t.Load.Lookback = plan.ModeUpsert, wm, "1h"
-		add(": load", Pass, fmt.Sprintf("mode upsert by (%s), watermark %s (%s), lookback 1h for rows committed late", strings.Join(keys, ", "), wm, ti.WatermarkReason),
-			"")
+		add(": load", Pass, fmt.Sprintf("mode upsert by (%s), watermark %s (%s), lookback 1h for rows committed late; rows deleted at the source stay in the lake unless load.detect_deletes is set (e.g. 24h)",
+			strings.Join(keys, ", "), wm, ti.WatermarkReason), "")
 	case len(keys) > 0:
 		t.Load.Mode, t.Load.Watermark = plan.ModeIncremental, wm
 		add(": load", Warn, fmt.Sprintf("mode incremental, watermark %s: %s; rows updated at the source after they were read are not read again", wm, ti.WatermarkReason),
