@@ -185,8 +185,8 @@ func Questions() []Question {
 	return []Question{
 		{
 			ID: QSources, Field: "sources", Multi: true, Free: true, Default: "data",
-			Prompt: "Which folder holds the files to land?",
-			Help:   "a folder, relative to the workspace or absolute; several folders separated by commas",
+			Prompt: "Which folder, S3 prefix or database holds the data to land?",
+			Help:   "a folder (relative or absolute), s3://bucket/prefix, or env:NAME for a database whose DSN is in $NAME; several separated by commas",
 			Validate: func(s string, a Answers) error {
 				list := Answers{QSources: s}.List(QSources)
 				if len(list) == 0 {

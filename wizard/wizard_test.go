@@ -210,7 +210,7 @@ func TestGate1Questions(t *testing.T) {
 	h.key("esc")
 	h.contains("Which prefix", "> acme")
 	h.key("shift+tab")
-	h.contains("Which folder", "> data/erp")
+	h.contains("Which folder, S3 prefix or database", "> data/erp")
 	h.key("enter", "enter")
 	h.contains("In which region")
 

@@ -41,7 +41,7 @@ const usage = `lima-tui — land business data in a data lake, and prove it.
 Usage:
   lima-tui [--plan F] [--theme dark|light|projector|mono] [--accessible]
                                            the wizard (needs a terminal; --accessible: line prompts)
-  lima-tui init --source DIR [--dir D] [--prefix P] [--pattern iceberg|hive] [--defaults]
+  lima-tui init --source DIR|s3://B/P|env:NAME [--dir D] [--prefix P] [--pattern iceberg|hive] [--defaults]
                                            gate 1: scope & residency → platform.yaml
   lima-tui check [--plan F] [--json] [--timeout 15s]
                                            gate 2: preconditions with evidence (exit 4)
