@@ -122,6 +122,9 @@ type WatchSummary struct {
 	Batches int
 	Files   int
 	Rows    int64
+	// LatencyMS is each loaded file's latency, first seen to visible, in
+	// load order (reports.Latency summarises it).
+	LatencyMS []int64
 }
 
 type pendingFile struct {
@@ -295,6 +298,11 @@ func Watch(ctx context.Context, o WatchOptions) (*WatchSummary, error) {
 				}
 				rest = append(rest, pf)
 			}
+			if w := out.Report.Watch; w != nil {
+				for _, f := range w.Files {
+					sum.LatencyMS = append(sum.LatencyMS, f.LatencyMS)
+				}
+			}
 			if o.OnBatch != nil {
 				o.OnBatch(out)
 			}
@@ -398,7 +406,6 @@ func loadSeen(ctx context.Context, ws Workspace, p *plan.Plan, tables []*watched
 // the end of its table's commit.
 func watchReport(res *run.Result, firstSeen map[string]time.Time) *reports.WatchReport {
 	w := &reports.WatchReport{}
-	var total int64
 	for _, tr := range res.Tables {
 		if tr.Status != run.StatusLoaded && tr.Status != run.StatusAlreadyLoaded && tr.Status != run.StatusNothingToLoad {
 			continue
@@ -410,13 +417,9 @@ func watchReport(res *run.Result, firstSeen map[string]time.Time) *reports.Watch
 			}
 			lat := tr.Finished.Sub(fs).Milliseconds()
 			w.Files = append(w.Files, reports.WatchFile{Table: tr.Name, Name: f.Name, FirstSeen: fs, VisibleAt: tr.Finished, LatencyMS: lat})
-			total += lat
-			w.MaxLatencyMS = max(w.MaxLatencyMS, lat)
 		}
 	}
-	if len(w.Files) > 0 {
-		w.AvgLatencyMS = total / int64(len(w.Files))
-	}
+	w.Summarize()
 	return w
 }
 
