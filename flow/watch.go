@@ -443,8 +443,9 @@ func markFiles(wt *watchedTable, fs []run.ChangeFile) {
 	}
 }
 
-// markCommitted reads the files of the current snapshot of every table a
-// micro-batch committed and records them as seen.
+// markCommitted records as seen the files of the snapshot every table of a
+// micro-batch committed (its commit's properties, else the table's current
+// snapshot).
 func markCommitted(ctx context.Context, ws Workspace, p *plan.Plan, tables []*watchedTable, res *run.Result) error {
 	if res == nil {
 		return nil
@@ -459,6 +460,16 @@ func markCommitted(ctx context.Context, ws Workspace, p *plan.Plan, tables []*wa
 		}
 		for _, wt := range tables {
 			if wt.name != tr.Name {
+				continue
+			}
+			if props := tr.Commit.Props; props[run.PropFiles] != "" || props[run.PropCDCFiles] != "" {
+				for _, prop := range []string{run.PropFiles, run.PropCDCFiles} {
+					fs, err := parseFiles(props[prop])
+					if err != nil {
+						return fmt.Errorf("watch: %s snapshot %d: %w", wt.name, tr.Commit.SnapshotID, err)
+					}
+					markFiles(wt, fs)
+				}
 				continue
 			}
 			if sk == nil {
