@@ -258,3 +258,66 @@ func TestS3ListerIdentity(t *testing.T) {
 		t.Fatal("DefaultLister of a folder is not a DirLister")
 	}
 }
+
+// TestWatchS3AfterABulkLoad: an ordinary load of an S3 prefix records its
+// objects' keys and ETags, so a watcher started afterwards loads only the
+// objects put since; and a change-capture table on S3 is refused clearly.
+func TestWatchS3AfterABulkLoad(t *testing.T) {
+	cl := s3test.Client(t)
+	bucket := s3test.Bucket(t, cl)
+	s3test.SetEnv(t)
+	ws, p := newWorkspace(t, strings.Replace(watchPlan, "path: in}", "path: s3://"+bucket+"/drop}", 1))
+	put := func(key, body string) {
+		t.Helper()
+		if err := cl.Put(context.Background(), bucket, "drop/"+key, strings.NewReader(body), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("a.csv", "id,qty\n1,10\n2,20\n")
+	put("b.csv", "id,qty\n3,30\n")
+	out := runOnce(t, ws, p, flow.RunOptions{})
+	if tr := tableReport(t, out.Report, "events"); tr.RowsLoaded != 3 {
+		t.Fatalf("bulk load: %+v", tr)
+	}
+	if rec := committedObjects(t, ws, p); len(rec) != 2 {
+		t.Fatalf("the bulk load recorded %v, want a.csv and b.csv with their ETags", rec)
+	}
+	put("c.csv", "id,qty\n4,40\n5,50\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	var errs []error
+	done := make(chan error, 1)
+	var sum *flow.WatchSummary
+	go func() {
+		var err error
+		sum, err = flow.Watch(ctx, flow.WatchOptions{Run: flow.RunOptions{Workspace: ws, Plan: p, Force: true, LockWait: 5 * time.Second},
+			Interval: 50 * time.Millisecond, OnError: func(err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }})
+		done <- err
+	}()
+	waitIDs(t, ws, p, 5)
+	time.Sleep(400 * time.Millisecond)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got, total := lakeIDs(t, ws, p, "events")
+	if fmt.Sprint(got) != "map[1:1 2:1 3:1 4:1 5:1]" || total != 150 || sum.Files != 1 {
+		t.Fatalf("lake %v (sum %d), %d files watched; want ids 1..5 once (sum 150), 1 file", got, total, sum.Files)
+	}
+	mu.Lock()
+	if len(errs) > 0 {
+		t.Fatalf("watch errors: %v", errs)
+	}
+	mu.Unlock()
+
+	cdc := strings.Replace(watchPlan, "path: in}", "path: s3://"+bucket+"/drop}", 1)
+	cdc = strings.Replace(cdc, "load: {keys: [id]}", "load: {keys: [id], mode: cdc, changes: {operation: op, ordering: seq}}", 1)
+	pc, err := plan.Parse([]byte(cdc), "platform.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = flow.Watch(context.Background(), flow.WatchOptions{Run: flow.RunOptions{Workspace: ws, Plan: pc}})
+	if err == nil || !strings.Contains(err.Error(), "change capture from an S3 prefix is not supported") {
+		t.Fatalf("a change-capture table on S3: %v", err)
+	}
+}
