@@ -1,12 +1,16 @@
 package flow
 
-// Micro-batch: `lima-tui run --watch` polls the tables' file sources for
-// new files and loads them in micro-batches, one commit per table per
-// batch. A file is identified by its name, size and sha256, so it loads
-// once: the identities of the files a batch loaded are committed with its
-// rows (run.PropFiles), and the watcher reads them back when it starts.
+// Micro-batch: `lima-tui run --watch` polls the tables' file sources (a
+// local folder, or an S3 prefix: see watch_s3.go) for new files and loads
+// them in micro-batches, one commit per table per batch. A file is
+// identified by its name, size and sha256 (an S3 object by key, size and
+// ETag), so it loads once: the identities of the files a batch loaded are
+// committed with its rows (run.PropFiles), and the watcher reads them back
+// when it starts and after every batch. A file rewritten with other bytes
+// under the same name is a new version and loads (appended).
 // A file is taken once two polls saw it with the same size and
-// modification time (a file still being written is left for later).
+// modification time (and ETag; a file still being written is left for
+// later).
 // Batches: every interval the files that are ready are loaded, at most
 // BatchRows lines per batch (a bigger backlog becomes several batches, a
 // file is never split). On cancel (SIGINT/SIGTERM) the watcher takes the
@@ -28,11 +32,13 @@ import (
 	"sort"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/run"
 	"github.com/lima-lake/lima/engine/source/files"
+	"github.com/lima-lake/lima/internal/s3x"
 	"github.com/lima-lake/lima/reports"
 )
 
@@ -41,10 +47,14 @@ type WatchedFile struct {
 	Name    string
 	Size    int64
 	ModTime time.Time
+	// Checksum, when the lister knows it without reading (an S3 object's
+	// "etag:…"), is the content part of the file's identity; empty means
+	// the watcher reads the file for its sha256.
+	Checksum string
 }
 
-// Lister is what the watcher polls: a local folder (DirLister); an S3
-// prefix lister can implement the same two methods.
+// Lister is what the watcher polls: a local folder (DirLister) or an S3
+// prefix (S3Lister).
 type Lister interface {
 	List(ctx context.Context, globs []string) ([]WatchedFile, error)
 	// Open reads a listed file (for its checksum).
@@ -96,7 +106,8 @@ type WatchOptions struct {
 	// CompactEvery compacts the loaded tables after every N micro-batches
 	// (0: never).
 	CompactEvery int
-	// Lister returns the lister of a file source (default: DirLister).
+	// Lister returns the lister of a file source (default: DefaultLister:
+	// S3Lister for an s3:// path, DirLister otherwise).
 	Lister func(src *plan.Source, root string) Lister
 	// OnBatch is called after every micro-batch.
 	OnBatch func(*Outcome)
@@ -111,6 +122,9 @@ type WatchSummary struct {
 	Batches int
 	Files   int
 	Rows    int64
+	// LatencyMS is each loaded file's latency, first seen to visible, in
+	// load order (reports.Latency summarises it).
+	LatencyMS []int64
 }
 
 type pendingFile struct {
@@ -145,7 +159,7 @@ func Watch(ctx context.Context, o WatchOptions) (*WatchSummary, error) {
 	p := o.Run.Plan
 	ws := o.Run.Workspace
 	if o.Lister == nil {
-		o.Lister = func(_ *plan.Source, root string) Lister { return &DirLister{Root: root} }
+		o.Lister = DefaultLister
 	}
 	var tables []*watchedTable
 	for _, name := range p.TableNames() {
@@ -158,7 +172,10 @@ func Watch(ctx context.Context, o WatchOptions) (*WatchSummary, error) {
 			continue
 		}
 		root := src.Path
-		if !filepath.IsAbs(root) {
+		if s3x.IsURI(root) && t.Load.Mode == plan.ModeCDC {
+			return nil, fmt.Errorf("watch: table %s: change capture from an S3 prefix is not supported yet (change files are checksummed locally); copy them to a folder or watch another table", name)
+		}
+		if !s3x.IsURI(root) && !filepath.IsAbs(root) {
 			root = filepath.Join(ws.Dir, root)
 		}
 		tables = append(tables, &watchedTable{name: name, globs: t.Source.Files, lister: o.Lister(src, root),
@@ -196,13 +213,19 @@ func Watch(ctx context.Context, o WatchOptions) (*WatchSummary, error) {
 				}
 				prev, ok := wt.obs[f.Name]
 				wt.obs[f.Name] = f
-				if !ok || prev.Size != f.Size || !prev.ModTime.Equal(f.ModTime) {
+				if !ok || prev.Size != f.Size || !prev.ModTime.Equal(f.ModTime) || prev.Checksum != f.Checksum {
 					continue // new or still changing: take it on a later poll
 				}
 				if slices.ContainsFunc(pending, func(pf pendingFile) bool { return pf.table == wt.name && pf.name == f.Name && pf.size == f.Size }) {
 					continue
 				}
-				sha, lines, err := checksum(ctx, wt.lister, f.Name)
+				sha, lines, err := f.Checksum, int64(0), error(nil)
+				switch {
+				case sha == "":
+					sha, lines, err = checksum(ctx, wt.lister, f.Name)
+				case o.BatchRows > 0: // known identity; read only to count lines
+					_, lines, err = checksum(ctx, wt.lister, f.Name)
+				}
 				if ctx.Err() != nil {
 					return
 				}
@@ -249,6 +272,9 @@ func Watch(ctx context.Context, o WatchOptions) (*WatchSummary, error) {
 				return // the files stay pending; the next interval retries
 			}
 			sum.Batches++
+			// What the batch committed is what it loaded (a file may have
+			// been rewritten since it was checksummed): seen from the commits.
+			report(markCommitted(runCtx, ws, p, tables, out.Result))
 			done := map[string]bool{}
 			for _, tr := range out.Result.Tables {
 				if tr.Status != run.StatusFailed {
@@ -271,6 +297,11 @@ func Watch(ctx context.Context, o WatchOptions) (*WatchSummary, error) {
 					continue
 				}
 				rest = append(rest, pf)
+			}
+			if w := out.Report.Watch; w != nil {
+				for _, f := range w.Files {
+					sum.LatencyMS = append(sum.LatencyMS, f.LatencyMS)
+				}
 			}
 			if o.OnBatch != nil {
 				o.OnBatch(out)
@@ -363,9 +394,7 @@ func loadSeen(ctx context.Context, ws Workspace, p *plan.Plan, tables []*watched
 					if err != nil {
 						return fmt.Errorf("watch: %s snapshot %d: %w", n, s.SnapshotID, err)
 					}
-					for _, f := range fs {
-						wt.seen[fileID(f.Name, f.Size, f.SHA256)] = true
-					}
+					markFiles(wt, fs)
 				}
 			}
 		}
@@ -377,7 +406,6 @@ func loadSeen(ctx context.Context, ws Workspace, p *plan.Plan, tables []*watched
 // the end of its table's commit.
 func watchReport(res *run.Result, firstSeen map[string]time.Time) *reports.WatchReport {
 	w := &reports.WatchReport{}
-	var total int64
 	for _, tr := range res.Tables {
 		if tr.Status != run.StatusLoaded && tr.Status != run.StatusAlreadyLoaded && tr.Status != run.StatusNothingToLoad {
 			continue
@@ -389,14 +417,85 @@ func watchReport(res *run.Result, firstSeen map[string]time.Time) *reports.Watch
 			}
 			lat := tr.Finished.Sub(fs).Milliseconds()
 			w.Files = append(w.Files, reports.WatchFile{Table: tr.Name, Name: f.Name, FirstSeen: fs, VisibleAt: tr.Finished, LatencyMS: lat})
-			total += lat
-			w.MaxLatencyMS = max(w.MaxLatencyMS, lat)
 		}
 	}
-	if len(w.Files) > 0 {
-		w.AvgLatencyMS = total / int64(len(w.Files))
-	}
+	w.Summarize()
 	return w
+}
+
+// DefaultLister is the lister of a file source: S3Lister for an s3://
+// path, DirLister for a local folder.
+func DefaultLister(src *plan.Source, root string) Lister {
+	if src != nil && s3x.IsURI(src.Path) {
+		return NewS3Lister(src.Path)
+	}
+	return &DirLister{Root: root}
+}
+
+// markFiles records the identities of committed files as seen.
+func markFiles(wt *watchedTable, fs []run.ChangeFile) {
+	for _, f := range fs {
+		sum := f.SHA256
+		if f.ETag != "" {
+			sum = etagID(f.ETag)
+		}
+		wt.seen[fileID(f.Name, f.Size, sum)] = true
+	}
+}
+
+// markCommitted records as seen the files of the snapshot every table of a
+// micro-batch committed (its commit's properties, else the table's current
+// snapshot).
+func markCommitted(ctx context.Context, ws Workspace, p *plan.Plan, tables []*watchedTable, res *run.Result) error {
+	if res == nil {
+		return nil
+	}
+	var sk interface {
+		Catalog() catalog.Catalog
+		Close() error
+	}
+	for _, tr := range res.Tables {
+		if tr.Status != run.StatusLoaded {
+			continue
+		}
+		for _, wt := range tables {
+			if wt.name != tr.Name {
+				continue
+			}
+			if props := tr.Commit.Props; props[run.PropFiles] != "" || props[run.PropCDCFiles] != "" {
+				for _, prop := range []string{run.PropFiles, run.PropCDCFiles} {
+					fs, err := parseFiles(props[prop])
+					if err != nil {
+						return fmt.Errorf("watch: %s snapshot %d: %w", wt.name, tr.Commit.SnapshotID, err)
+					}
+					markFiles(wt, fs)
+				}
+				continue
+			}
+			if sk == nil {
+				s, err := OpenSink(ctx, ws, p, nil)
+				if err != nil {
+					return err
+				}
+				defer s.Close()
+				sk = s
+			}
+			tbl, err := sk.Catalog().LoadTable(ctx, table.Identifier{p.Namespace(), wt.name})
+			if err != nil {
+				return fmt.Errorf("watch: %s: %w", wt.name, err)
+			}
+			if s := tbl.CurrentSnapshot(); s != nil && s.Summary != nil {
+				for _, prop := range []string{run.PropFiles, run.PropCDCFiles} {
+					fs, err := parseFiles(s.Summary.Properties[prop])
+					if err != nil {
+						return fmt.Errorf("watch: %s snapshot %d: %w", wt.name, s.SnapshotID, err)
+					}
+					markFiles(wt, fs)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 func parseFiles(s string) ([]run.ChangeFile, error) {

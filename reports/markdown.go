@@ -27,7 +27,7 @@ func Markdown(r *Report) string {
 		fmt.Fprintf(&b, "> ! %s\n\n", md(w))
 	}
 	if r.Watch != nil && len(r.Watch.Files) > 0 {
-		fmt.Fprintf(&b, "- **Micro-batch latency** (first seen → visible): max %d ms, average %d ms over %d file(s)\n\n", r.Watch.MaxLatencyMS, r.Watch.AvgLatencyMS, len(r.Watch.Files))
+		fmt.Fprintf(&b, "- **Micro-batch %s**\n\n", r.Watch.Line())
 	}
 
 	b.WriteString("## Tables\n\n| table | mode | status | read | loaded | held back | skipped | balanced | gate 4 | snapshot |\n|---|---|---|--:|--:|--:|--:|---|---|---|\n")

@@ -193,9 +193,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	force := fs.Bool("force", false, "run even outside the plan's run window (schedule.window)")
 	wait := fs.Duration("wait", 0, "wait this long (e.g. 30s) for another run of the workspace to finish instead of exiting at once (exit 4)")
 	watch := fs.Bool("watch", false, "keep running: poll the file sources and load new files in micro-batches until SIGINT/SIGTERM")
-	interval := fs.Duration("interval", 10*time.Second, "with --watch: how often to poll and commit")
-	batchRows := fs.Int64("batch-rows", 0, "with --watch: at most this many lines per micro-batch (0: no cap)")
-	compactEvery := fs.Int("compact-every", 0, "with --watch: compact the tables after every N micro-batches (0: never)")
+	interval := fs.Duration("interval", 10*time.Second, "with --watch: how often to poll and commit (overrides schedule.watch.interval)")
+	batchRows := fs.Int64("batch-rows", 0, "with --watch: at most this many lines per micro-batch, 0: no cap (overrides schedule.watch.batch_rows)")
+	compactEvery := fs.Int("compact-every", 0, "with --watch: compact the tables after every N micro-batches, 0: never (overrides schedule.watch.compact_every)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -204,7 +204,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if *watch {
-		return runWatch(ctx, *planPath, tables, *full, *jsonOut, *interval, *batchRows, *compactEvery, stdout, stderr,
+		wf := watchFlags{interval: *interval, batchRows: *batchRows, compactEvery: *compactEvery, set: map[string]bool{}}
+		fs.Visit(func(f *flag.Flag) { wf.set[f.Name] = true })
+		return runWatch(ctx, *planPath, tables, *full, *jsonOut, wf, stdout, stderr,
 			flow.RunOptions{Force: *force, LockWait: *wait})
 	}
 	return runPlan(ctx, flow.Workspace{Dir: filepath.Dir(*planPath)}, *planPath, tables, *full, *jsonOut, stdout, stderr,

@@ -8,20 +8,58 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/flow"
+	"github.com/lima-lake/lima/reports"
 	"github.com/lima-lake/lima/ui"
 )
 
+// watchFlags are the watch flags of `lima-tui run` and which of them were
+// given (set, by flag name): a given flag overrides the plan's
+// schedule.watch, an absent one takes the plan's value, else the default.
+type watchFlags struct {
+	interval     time.Duration
+	batchRows    int64
+	compactEvery int
+	set          map[string]bool
+}
+
+// resolve returns the settings of a watch: flags over schedule.watch over
+// the defaults (10s, no cap, never).
+func (f watchFlags) resolve(p *plan.Plan) (interval time.Duration, batchRows int64, compactEvery int, err error) {
+	w := p.Schedule.Watch
+	if interval, err = w.IntervalDuration(); err != nil {
+		return 0, 0, 0, fmt.Errorf("schedule.watch.interval: %w", err)
+	}
+	if w != nil {
+		batchRows, compactEvery = w.BatchRows, w.CompactEvery
+	}
+	if f.set["interval"] {
+		interval = f.interval
+	}
+	if f.set["batch-rows"] {
+		batchRows = f.batchRows
+	}
+	if f.set["compact-every"] {
+		compactEvery = f.compactEvery
+	}
+	return interval, batchRows, compactEvery, nil
+}
+
 // runWatch is `lima-tui run --watch`: micro-batches until SIGINT/SIGTERM
 // (ctx), then the files already taken are committed and it exits.
-func runWatch(ctx context.Context, planPath string, tables []string, full, jsonOut bool, interval time.Duration, batchRows int64, compactEvery int,
+func runWatch(ctx context.Context, planPath string, tables []string, full, jsonOut bool, wf watchFlags,
 	stdout, stderr io.Writer, base flow.RunOptions) int {
 	if full {
 		fmt.Fprintln(stderr, "lima-tui run: --watch appends new files; it cannot be combined with --full-refresh")
 		return exitUsage
 	}
-	if interval <= 0 {
+	if wf.set["interval"] && wf.interval <= 0 {
 		fmt.Fprintln(stderr, "lima-tui run: --interval must be positive")
+		return exitUsage
+	}
+	if wf.set["batch-rows"] && wf.batchRows < 0 || wf.set["compact-every"] && wf.compactEvery < 0 {
+		fmt.Fprintln(stderr, "lima-tui run: --batch-rows and --compact-every cannot be negative")
 		return exitUsage
 	}
 	p, err := flow.LoadPlan(planPath)
@@ -31,14 +69,26 @@ func runWatch(ctx context.Context, planPath string, tables []string, full, jsonO
 	if err := flow.CheckApproval(p); err != nil {
 		return fail(stderr, err)
 	}
+	interval, batchRows, compactEvery, err := wf.resolve(p)
+	if err != nil {
+		return fail(stderr, err)
+	}
 	base.Workspace, base.Plan, base.Tables = flow.Workspace{Dir: filepath.Dir(planPath)}, p, tables
 	worst := exitOK
-	fmt.Fprintf(stderr, "lima: watching every %s (Ctrl-C commits what was taken, then stops)\n", interval)
+	batch := "no cap"
+	if batchRows > 0 {
+		batch = fmt.Sprintf("at most %d lines", batchRows)
+	}
+	compact := "never"
+	if compactEvery > 0 {
+		compact = fmt.Sprintf("every %d", compactEvery)
+	}
+	fmt.Fprintf(stderr, "lima: watching every %s, micro-batches of %s, compaction %s (Ctrl-C commits what was taken, then stops)\n", interval, batch, compact)
 	sum, err := flow.Watch(ctx, flow.WatchOptions{Run: base, Interval: interval, BatchRows: batchRows, CompactEvery: compactEvery,
 		OnBatch: func(out *flow.Outcome) {
 			printSummary(stderr, out.Report)
 			if w := out.Report.Watch; w != nil && len(w.Files) > 0 {
-				fmt.Fprintf(stderr, "  latency first seen → visible: max %d ms, average %d ms (%d files)\n", w.MaxLatencyMS, w.AvgLatencyMS, len(w.Files))
+				fmt.Fprintf(stderr, "  %s\n", w.Line())
 			}
 			if jsonOut {
 				writeJSONSummary(stdout, out)
@@ -60,6 +110,10 @@ func runWatch(ctx context.Context, planPath string, tables []string, full, jsonO
 		return fail(stderr, err)
 	}
 	fmt.Fprintf(stderr, "lima: watch stopped after %d micro-batch(es), %d file(s), %d row(s)\n", sum.Batches, sum.Files, sum.Rows)
+	if len(sum.LatencyMS) > 0 {
+		p50, maxMS, avg := reports.Latency(sum.LatencyMS)
+		fmt.Fprintf(stderr, "lima: watch %s\n", reports.LatencyLine(p50, maxMS, avg, len(sum.LatencyMS)))
+	}
 	return worst
 }
 

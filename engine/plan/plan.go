@@ -319,6 +319,8 @@ type Schedule struct {
 	Timezone string `yaml:"timezone,omitempty"`
 	Window   string `yaml:"window,omitempty"`   // "HH:MM-HH:MM"
 	Deadline string `yaml:"deadline,omitempty"` // "HH:MM" in Timezone
+	// Watch configures lima-tui run --watch (see watch.go).
+	Watch *Watch `yaml:"watch,omitempty"`
 }
 
 // Gates records the human answers.

@@ -783,6 +783,7 @@ func (v *validator) schedule() {
 			v.add("schedule.cron", "%v", err)
 		}
 	}
+	v.watch()
 }
 
 func (v *validator) gates() {

@@ -89,6 +89,9 @@ type ChangeFile struct {
 	SHA256 string `json:"sha256"`
 	// Status is "applied" or "seen_twice".
 	Status string `json:"status"`
+	// ETag identifies an S3 object's content instead of SHA256 (the
+	// object is not read a second time for a checksum).
+	ETag string `json:"etag,omitempty"`
 }
 
 type change struct {
@@ -1059,6 +1062,10 @@ const PropFiles = "lima.files"
 func filesProp(units []source.Unit) (map[string]string, error) {
 	var fs []ChangeFile
 	for _, u := range units {
+		if u.ETag != "" { // an S3 object: key, size and ETag (as its load id)
+			fs = append(fs, ChangeFile{Name: u.Name, Size: u.Size, ETag: u.ETag, Status: "loaded"})
+			continue
+		}
 		sum, err := fileSHA256(u.Path)
 		if err != nil {
 			return nil, fmt.Errorf("checksum %s: %w", u.Name, err)
