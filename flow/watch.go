@@ -173,7 +173,7 @@ func Watch(ctx context.Context, o WatchOptions) (*WatchSummary, error) {
 		}
 		root := src.Path
 		if s3x.IsURI(root) && t.Load.Mode == plan.ModeCDC {
-			return nil, fmt.Errorf("watch: table %s: change capture from an S3 prefix is not supported yet (change files are checksummed locally); copy them to a folder or watch another table", name)
+			return nil, fmt.Errorf("watch: table %s: watching change capture from an S3 prefix is not supported yet; run the table with lima-tui run or lima-tui schedule (each run applies the new change files), or watch a folder", name)
 		}
 		if !s3x.IsURI(root) && !filepath.IsAbs(root) {
 			root = filepath.Join(ws.Dir, root)

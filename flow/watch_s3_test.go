@@ -317,7 +317,7 @@ func TestWatchS3AfterABulkLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = flow.Watch(context.Background(), flow.WatchOptions{Run: flow.RunOptions{Workspace: ws, Plan: pc}})
-	if err == nil || !strings.Contains(err.Error(), "change capture from an S3 prefix is not supported") {
+	if err == nil || !strings.Contains(err.Error(), "watching change capture from an S3 prefix is not supported") {
 		t.Fatalf("a change-capture table on S3: %v", err)
 	}
 }

@@ -252,6 +252,25 @@ func UnitFile(path string) string {
 	return path
 }
 
+// unitSHA256 checksums a change file through its source when the source
+// can open the unit's bytes (an S3 object), else as a local file.
+func unitSHA256(ctx context.Context, src source.Source, u source.Unit) (string, error) {
+	ro, ok := src.(source.RawOpener)
+	if !ok {
+		return fileSHA256(u.Path)
+	}
+	rc, err := ro.OpenRaw(ctx, u)
+	if err != nil {
+		return "", err
+	}
+	defer rc.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, rc); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
 func fileSHA256(path string) (string, error) {
 	f, err := os.Open(UnitFile(path))
 	if err != nil {
@@ -439,7 +458,7 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 	}
 
 	// Which files are new; which were seen before.
-	batch, err := classifyFiles(units, state0)
+	batch, err := classifyFiles(ctx, src, units, state0)
 	if err != nil {
 		tr.Err = err
 		return
@@ -802,12 +821,12 @@ type changeBatch struct {
 // did not is redone exactly as it was; otherwise every file not yet
 // accounted for, a file seen before (same bytes under another name, or a
 // name applied with other bytes) rejected as seen twice.
-func classifyFiles(units []source.Unit, st *cdcState) (*changeBatch, error) {
+func classifyFiles(ctx context.Context, src source.Source, units []source.Unit, st *cdcState) (*changeBatch, error) {
 	b := &changeBatch{}
 	shas := make(map[string]string, len(units))
 	byUnit := make(map[string]source.Unit, len(units))
 	for _, u := range units {
-		sum, err := fileSHA256(u.Path)
+		sum, err := unitSHA256(ctx, src, u)
 		if err != nil {
 			return nil, fmt.Errorf("checksum %s: %w", u.Name, err)
 		}
