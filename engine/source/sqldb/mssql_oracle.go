@@ -228,9 +228,11 @@ func timeOfDay(t time.Time) string {
 // [LOCAL] TIME ZONE are converted to UTC text in SQL (see selectExpr);
 // CLOB and NCLOB as string; RAW and BLOB as []byte; BINARY_FLOAT and
 // BINARY_DOUBLE as float64. TO_CHAR of a NUMBER writes ".5" for 0.5: the
-// leading zero is restored.
+// leading zero is restored (in numeric columns only).
 func oracleText(c ColumnInfo, v any) string {
-	if s, ok := v.(string); ok && c.PlanType != "binary" {
+	base, _, _ := splitType(c.DBType)
+	numeric := base == "number" || base == "float" || base == "integer" || base == "decimal" || base == "numeric"
+	if s, ok := v.(string); ok && numeric {
 		switch {
 		case strings.HasPrefix(s, "."):
 			s = "0" + s
