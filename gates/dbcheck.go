@@ -67,7 +67,7 @@ func (pr Probe) openDB(ctx context.Context, f Finding, name string, s *plan.Sour
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return fail(fmt.Sprintf("connect: %s", redactDSN(err, dsn)),
-			fmt.Sprintf("check that the server runs and accepts connections from this host, and the host, port, user, password and TLS options (sslmode / tls) of the DSN in %s", orPath(s)))
+			fmt.Sprintf("check that the server runs and accepts connections from this host, and the host, port, user, password and TLS options (sslmode / tls / encrypt / ssl) of the DSN in %s", orPath(s)))
 	}
 	return db, dsn, nil
 }
