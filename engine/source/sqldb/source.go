@@ -474,6 +474,9 @@ func (r *Reader) Totals(ctx context.Context, columns []string) (int64, map[strin
 		sums[c] = "0"
 		if vals[i].Valid {
 			sums[c] = vals[i].String
+			if r.d == Oracle {
+				sums[c] = oracleText(ColumnInfo{DBType: "number", PlanType: "string"}, sums[c]) // TO_CHAR's ".5"
+			}
 		}
 	}
 	return *dest[0].(*int64), sums, nil
