@@ -127,7 +127,9 @@ func (r *Reader) beginTx(ctx context.Context, conn *sql.Conn) error {
 	case Oracle:
 		r.isolation = "read only"
 	}
-	tx, err := conn.BeginTx(ctx, opts)
+	// The transaction lives until Close, not until Open's context ends
+	// (database/sql rolls a transaction back when its context is done).
+	tx, err := conn.BeginTx(context.WithoutCancel(ctx), opts)
 	if err != nil {
 		return fail("begin", err)
 	}

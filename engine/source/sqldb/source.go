@@ -64,8 +64,8 @@ type Source struct {
 	fallback string
 }
 
-// New returns a Source over tables of db (dialect Postgres, MySQL or
-// SQLite). ranges, keyed by unit name (schema.table), are optional
+// New returns a Source over tables of db (dialect Postgres, MySQL,
+// SQLite, SQLServer or Oracle). ranges, keyed by unit name (schema.table), are optional
 // incremental ranges. db stays the caller's: Source never closes it.
 func New(d Dialect, db *sql.DB, tables []Table, ranges map[string]ReadRange) (*Source, error) {
 	switch d {
