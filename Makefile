@@ -39,6 +39,8 @@ bench:
 	cd bench && $(GO) run . $(BENCHFLAGS)
 	@echo "== exception ledger: 1,000,000 exceptions (seeding takes about a minute)"
 	LIMA_BENCH_1M=1 $(GO) test -run '^$$' -bench 'List1M$$' -benchtime 200x ./engine/ledger/
+	@echo "== exception browser over 1,000,000 exceptions: first screen and one keypress (ms)"
+	LIMA_BENCH_1M=1 $(GO) test -run '^$$' -bench 'BrowserFirstScreen1M$$' -benchtime 20x ./wizard/
 
 ## lint: gofmt and go vet
 lint:

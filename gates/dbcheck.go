@@ -9,6 +9,7 @@ package gates
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,6 +26,10 @@ func dialectOf(kind string) sqldb.Dialect {
 		return sqldb.Postgres
 	case plan.SourceMySQL:
 		return sqldb.MySQL
+	case plan.SourceSQLServer:
+		return sqldb.SQLServer
+	case plan.SourceOracle:
+		return sqldb.Oracle
 	}
 	return sqldb.SQLite
 }
@@ -62,7 +67,7 @@ func (pr Probe) openDB(ctx context.Context, f Finding, name string, s *plan.Sour
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return fail(fmt.Sprintf("connect: %s", redactDSN(err, dsn)),
-			fmt.Sprintf("check that the server runs and accepts connections from this host, and the host, port, user, password and TLS options (sslmode / tls) of the DSN in %s", orPath(s)))
+			fmt.Sprintf("check that the server runs and accepts connections from this host, and the host, port, user, password and TLS options (sslmode / tls / encrypt / ssl) of the DSN in %s", orPath(s)))
 	}
 	return db, dsn, nil
 }
@@ -73,6 +78,10 @@ func dsnFix(s *plan.Source) string {
 		return fmt.Sprintf("write a PostgreSQL URL in %s, e.g. postgres://user:password@host:5432/db?sslmode=verify-full", s.DSNEnv)
 	case plan.SourceMySQL:
 		return fmt.Sprintf("write a MySQL DSN in %s, e.g. user:password@tcp(host:3306)/db?tls=true", s.DSNEnv)
+	case plan.SourceSQLServer:
+		return fmt.Sprintf("write a SQL Server URL in %s, e.g. sqlserver://user:password@host:1433?database=db&encrypt=true", s.DSNEnv)
+	case plan.SourceOracle:
+		return fmt.Sprintf("write an Oracle URL in %s, e.g. oracle://user:password@host:1521/service_name", s.DSNEnv)
 	}
 	return "point the source at a SQLite database file"
 }
@@ -114,15 +123,7 @@ func (pr Probe) checkDatabaseSource(ctx context.Context, name string, s *plan.So
 		return *bad
 	}
 	defer db.Close()
-	var q string
-	switch dialectOf(s.Kind) {
-	case sqldb.Postgres:
-		q = "SELECT 'PostgreSQL ' || current_setting('server_version'), current_user, current_database()"
-	case sqldb.MySQL:
-		q = "SELECT CONCAT(IF(VERSION() LIKE '%MariaDB%', 'MariaDB ', 'MySQL '), VERSION()), CURRENT_USER(), COALESCE(DATABASE(), '(none)')"
-	default:
-		q = "SELECT 'SQLite ' || sqlite_version(), 'file', 'main'"
-	}
+	q := sqldb.VersionQuery(dialectOf(s.Kind))
 	var version, user, database string
 	if err := db.QueryRowContext(ctx, q).Scan(&version, &user, &database); err != nil {
 		f.Status, f.Detail = Fail, "connected, but the version query failed: "+gate2Err(err)
@@ -158,6 +159,8 @@ func (pr Probe) checkDatabaseTable(ctx context.Context, p *plan.Plan, name strin
 			_ = db.QueryRowContext(ctx, "SELECT current_schema()").Scan(&cur)
 		case sqldb.MySQL:
 			_ = db.QueryRowContext(ctx, "SELECT DATABASE()").Scan(&cur)
+		case sqldb.SQLServer, sqldb.Oracle:
+			_ = db.QueryRowContext(ctx, sqldb.CurrentSchemaQuery(d)).Scan(&cur)
 		}
 		schema = cur.String
 		if d != sqldb.SQLite && schema == "" {
@@ -168,12 +171,20 @@ func (pr Probe) checkDatabaseTable(ctx context.Context, p *plan.Plan, name strin
 	}
 	tab := sqldb.Table{Schema: schema, Name: t.Source.Table}
 	src, err := sqldb.New(d, db, []sqldb.Table{tab}, nil)
+	if err == nil {
+		err = src.SetSnapshotFallback(s.SnapshotFallback)
+	}
 	if err != nil {
 		f.Status, f.Detail = Fail, fmt.Sprintf("table name %s: %v", tab.UnitName(), err)
 		f.Fix = fmt.Sprintf("correct tables.%s.source.table", name)
 		return f
 	}
 	r, err := src.OpenTable(ctx, source.Unit{Name: tab.UnitName(), Path: tab.UnitName()})
+	if errors.Is(err, sqldb.ErrNoSnapshot) {
+		f.Status, f.Detail = Fail, fmt.Sprintf("open %s: %s", tab.UnitName(), gate2Err(err))
+		f.Fix = fmt.Sprintf("ALTER DATABASE <db> SET ALLOW_SNAPSHOT_ISOLATION ON (a DBA), or set sources.%s.snapshot_fallback: serializable to read under locks", t.Source.Name)
+		return f
+	}
 	if err != nil {
 		f.Status, f.Detail = Fail, fmt.Sprintf("open %s: %v", tab.UnitName(), err)
 		f.Fix = fmt.Sprintf("check that table %s exists in schema %s and that the user of the DSN may read it (GRANT SELECT), or correct tables.%s.source", t.Source.Table, schema, name)

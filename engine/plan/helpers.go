@@ -19,6 +19,11 @@ const (
 	SourcePostgres = "postgres"
 	SourceMySQL    = "mysql" // MySQL and MariaDB
 	SourceSQLite   = "sqlite"
+	// SQL Server (go-mssqldb) and Oracle (go-ora), both pure Go.
+	SourceSQLServer = "sqlserver"
+	SourceOracle    = "oracle"
+	// SnapshotSerializable is the one value of Source.SnapshotFallback.
+	SnapshotSerializable = "serializable"
 
 	TableBase = "base" // default
 	TableMart = "mart"
@@ -231,8 +236,10 @@ func (c *Check) Label() string {
 	return c.Rule + "(" + c.Column + ")"
 }
 
-// IsDatabase reports whether the source is a database (postgres, mysql or
-// sqlite): its tables are read by source.table, not source.files.
+// IsDatabase reports whether the source is a database (postgres, mysql,
+// sqlite, sqlserver or oracle): its tables are read by source.table, not
+// source.files.
 func (s *Source) IsDatabase() bool {
-	return s != nil && (s.Kind == SourcePostgres || s.Kind == SourceMySQL || s.Kind == SourceSQLite)
+	return s != nil && (s.Kind == SourcePostgres || s.Kind == SourceMySQL || s.Kind == SourceSQLite ||
+		s.Kind == SourceSQLServer || s.Kind == SourceOracle)
 }

@@ -79,7 +79,7 @@ type Storage struct {
 // Source is where rows come from.
 type Source struct {
 	// Kind: "files" (local folder), or a database: "postgres", "mysql"
-	// (MySQL and MariaDB) or "sqlite".
+	// (MySQL and MariaDB), "sqlite", "sqlserver" or "oracle".
 	Kind string `yaml:"kind"`
 	// Path is the folder for kind files, or the database file for kind
 	// sqlite; relative to the workspace or absolute.
@@ -96,6 +96,11 @@ type Source struct {
 	// Asia/Seoul): a timestamptz column without a zone in its text is read
 	// in it. Empty: UTC.
 	Timezone string `yaml:"timezone,omitempty"`
+	// SnapshotFallback (kind sqlserver only): what a read does when the
+	// database has ALLOW_SNAPSHOT_ISOLATION OFF. Empty: refuse with the
+	// fix; "serializable": read under SERIALIZABLE locks (consistent, but
+	// writers to the table wait until it is read).
+	SnapshotFallback string `yaml:"snapshot_fallback,omitempty"`
 }
 
 // Table is one table of the lake.

@@ -217,9 +217,9 @@ func (v *validator) sources() {
 		}
 		switch s.Kind {
 		case "":
-			v.add(sp+".kind", "required; use files, postgres, mysql or sqlite")
-		case "postgresql", "mariadb":
-			v.add(sp+".kind", "%q is spelled %s in a plan", s.Kind, map[string]string{"postgresql": SourcePostgres, "mariadb": SourceMySQL}[s.Kind])
+			v.add(sp+".kind", "required; use files, postgres, mysql, sqlite, sqlserver or oracle")
+		case "postgresql", "mariadb", "mssql":
+			v.add(sp+".kind", "%q is spelled %s in a plan", s.Kind, map[string]string{"postgresql": SourcePostgres, "mariadb": SourceMySQL, "mssql": SourceSQLServer}[s.Kind])
 		case SourceFiles:
 			if strings.TrimSpace(s.Path) == "" {
 				v.add(sp+".path", "required for kind files: the folder holding the files, relative to the workspace or absolute")
@@ -227,12 +227,19 @@ func (v *validator) sources() {
 			if s.DSNEnv != "" {
 				v.add(sp+".dsn_env", "only used with a database source (kind postgres, mysql or sqlite)")
 			}
-		case SourcePostgres, SourceMySQL, SourceSQLite:
+		case SourcePostgres, SourceMySQL, SourceSQLite, SourceSQLServer, SourceOracle:
 			v.dsnEnv(sp, s)
 		default:
-			v.enum(sp+".kind", s.Kind, "source kind", []string{SourceFiles, SourcePostgres, SourceMySQL, SourceSQLite},
-				"use files, postgres, mysql (also MariaDB) or sqlite",
-				"s3", "sqlserver", "mssql", "oracle", "excel")
+			v.enum(sp+".kind", s.Kind, "source kind", []string{SourceFiles, SourcePostgres, SourceMySQL, SourceSQLite, SourceSQLServer, SourceOracle},
+				"use files, postgres, mysql (also MariaDB), sqlite, sqlserver or oracle",
+				"s3", "excel")
+		}
+		switch {
+		case s.SnapshotFallback == "":
+		case s.Kind != SourceSQLServer:
+			v.add(sp+".snapshot_fallback", "only used with kind sqlserver (the other databases always read in a snapshot)")
+		case s.SnapshotFallback != SnapshotSerializable:
+			v.add(sp+".snapshot_fallback", "%q is not a fallback; the only one is serializable (or leave it out to refuse a database without snapshot isolation)", s.SnapshotFallback)
 		}
 	}
 }

@@ -85,12 +85,12 @@ func TestValidate(t *testing.T) {
 		{"no sources and no tables", func(p *Plan) { p.Sources, p.Tables, p.Owners = nil, nil, nil },
 			[]string{"sources: no sources; declare at least one, e.g. sources: {crm: {kind: files, path: data/crm}}"}},
 		{"no tables ok", func(p *Plan) { p.Tables, p.Owners = nil, nil }, nil},
-		{"source kind not yet", func(p *Plan) { p.Sources["field"].Kind = "oracle" },
-			[]string{`sources.field.kind: source kind "oracle" is not supported yet; use files, postgres, mysql (also MariaDB) or sqlite`}},
+		{"source kind not yet", func(p *Plan) { p.Sources["field"].Kind = "excel" },
+			[]string{`sources.field.kind: source kind "excel" is not supported yet; use files, postgres, mysql (also MariaDB), sqlite, sqlserver or oracle`}},
 		{"source kind missing", func(p *Plan) { p.Sources["field"].Kind = "" },
-			[]string{"sources.field.kind: required; use files, postgres, mysql or sqlite"}},
+			[]string{"sources.field.kind: required; use files, postgres, mysql, sqlite, sqlserver or oracle"}},
 		{"source kind misspelt", func(p *Plan) { p.Sources["field"].Kind = "fles" },
-			[]string{`sources.field.kind: "fles" is not a source kind; did you mean "files"? use files, postgres, mysql (also MariaDB) or sqlite`}},
+			[]string{`sources.field.kind: "fles" is not a source kind; did you mean "files"? use files, postgres, mysql (also MariaDB), sqlite, sqlserver or oracle`}},
 		{"database source", func(p *Plan) {
 			p.Sources["field"] = &Source{Kind: "postgres", DSNEnv: "FIELD_DSN"}
 			for _, t := range p.Tables {
@@ -111,6 +111,41 @@ func TestValidate(t *testing.T) {
 			[]string{"sources.field.dsn_env: required for kind postgres: the name of the environment variable holding the DSN, e.g. LIMA_SOURCE_DSN",
 				"tables.inspections.source.table: required for a postgres source: the table to read, e.g. table: orders (and schema: sales)",
 				"tables.sites.source.table: required for a postgres source: the table to read, e.g. table: orders (and schema: sales)"}},
+		{"sqlserver source", func(p *Plan) {
+			p.Sources["field"] = &Source{Kind: "sqlserver", DSNEnv: "FIELD_DSN", SnapshotFallback: "serializable"}
+			for _, t := range p.Tables {
+				if t.Source != nil {
+					*t.Source = TableSource{Name: "field", Table: "sites", Schema: "dbo"}
+				}
+			}
+		}, nil},
+		{"oracle source", func(p *Plan) {
+			p.Sources["field"] = &Source{Kind: "oracle", DSNEnv: "FIELD_DSN"}
+			for _, t := range p.Tables {
+				if t.Source != nil {
+					*t.Source = TableSource{Name: "field", Table: "SITES", Schema: "FIELD"}
+				}
+			}
+		}, nil},
+		{"mssql spelled sqlserver", func(p *Plan) { p.Sources["field"] = &Source{Kind: "mssql", DSNEnv: "FIELD_DSN"} },
+			[]string{`sources.field.kind: "mssql" is spelled sqlserver in a plan`}},
+		{"oracle without dsn_env, snapshot_fallback elsewhere", func(p *Plan) {
+			p.Sources["field"] = &Source{Kind: "oracle", SnapshotFallback: "serializable"}
+			for _, t := range p.Tables {
+				if t.Source != nil {
+					*t.Source = TableSource{Name: "field", Table: "SITES"}
+				}
+			}
+		}, []string{"sources.field.dsn_env: required for kind oracle: the name of the environment variable holding the DSN, e.g. LIMA_SOURCE_DSN",
+			"sources.field.snapshot_fallback: only used with kind sqlserver (the other databases always read in a snapshot)"}},
+		{"sqlserver unknown fallback", func(p *Plan) {
+			p.Sources["field"] = &Source{Kind: "sqlserver", DSNEnv: "FIELD_DSN", SnapshotFallback: "read_committed"}
+			for _, t := range p.Tables {
+				if t.Source != nil {
+					*t.Source = TableSource{Name: "field", Table: "sites"}
+				}
+			}
+		}, []string{`sources.field.snapshot_fallback: "read_committed" is not a fallback; the only one is serializable (or leave it out to refuse a database without snapshot isolation)`}},
 		{"sqlite source without path", func(p *Plan) {
 			p.Sources["field"] = &Source{Kind: "sqlite"}
 			for _, t := range p.Tables {

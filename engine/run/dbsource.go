@@ -59,6 +59,10 @@ func dialect(kind string) sqldb.Dialect {
 		return sqldb.Postgres
 	case plan.SourceMySQL:
 		return sqldb.MySQL
+	case plan.SourceSQLServer:
+		return sqldb.SQLServer
+	case plan.SourceOracle:
+		return sqldb.Oracle
 	}
 	return sqldb.SQLite
 }
@@ -113,12 +117,19 @@ func openDatabase(ctx context.Context, workspace, name string, s *plan.Source, t
 				return nil, fmt.Errorf("source %s: the DSN names no database; give the table's schema (database) in source.schema", name)
 			}
 			schema = cur.String
+		case sqldb.SQLServer, sqldb.Oracle:
+			if err := db.QueryRowContext(ctx, sqldb.CurrentSchemaQuery(d)).Scan(&schema); err != nil {
+				return fail("current schema", err)
+			}
 		}
 	}
 	t := sqldb.Table{Schema: schema, Name: ts.Table}
 	src, err := sqldb.New(d, db, []sqldb.Table{t}, nil)
 	if err != nil {
 		return fail("table "+t.UnitName(), err)
+	}
+	if err := src.SetSnapshotFallback(s.SnapshotFallback); err != nil {
+		return fail("snapshot_fallback", err)
 	}
 	return &dbSource{Source: src, db: db, unit: t.UnitName()}, nil
 }

@@ -1,6 +1,7 @@
 // Package sqldb reads tables of relational databases (PostgreSQL through
 // pgx, MySQL/MariaDB through go-sql-driver/mysql, SQLite through
-// modernc.org/sqlite) as a source.Source: discovery of schemas, tables,
+// modernc.org/sqlite, SQL Server through go-mssqldb, Oracle through
+// go-ora) as a source.Source: discovery of schemas, tables,
 // columns, keys, indexes and row estimates; lossless mapping of database
 // types to Lima plan types; identifier quoting; snapshot-consistent
 // extraction with source-side totals.
@@ -9,8 +10,9 @@
 // (FormatCell): dates yyyy-MM-dd, timestamps 2006-01-02T15:04:05.000000
 // (naive) or …Z (zoned, in UTC), decimals with their full scale, booleans
 // true/false, binary as the raw bytes (the caster stores the text's bytes
-// as they are); SQL NULL sets Row.Nulls[i]. SQL Server and Oracle have no
-// driver here: only their type mapping and identifier quoting.
+// as they are); SQL NULL sets Row.Nulls[i]. SQL Server and Oracle are
+// unit-tested only (no server runs on the test machines): see
+// mssql_oracle.go.
 package sqldb
 
 import (

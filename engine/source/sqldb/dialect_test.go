@@ -187,8 +187,8 @@ func TestNewRefusesBadNames(t *testing.T) {
 	if _, err := New(Postgres, nil, []Table{{"s", "t"}}, map[string]ReadRange{"s.t": {Column: strings.Repeat("x", 64)}}); !errors.Is(err, ErrIdentifier) {
 		t.Errorf("New with a too long watermark column: %v", err)
 	}
-	if _, err := New(SQLServer, nil, nil, nil); err == nil {
-		t.Error("New(SQLServer) succeeded without a driver")
+	if _, err := New(Dialect("db2"), nil, nil, nil); err == nil {
+		t.Error("New(db2) succeeded without a driver")
 	}
 	if _, err := New(Postgres, nil, []Table{{"a.b", "c"}, {"a", "b.c"}}, nil); err == nil {
 		t.Error("New accepted two tables with the same unit name")

@@ -71,6 +71,10 @@ func Discover(ctx context.Context, d Dialect, db *sql.DB, schemas ...string) ([]
 		tables, err = discoverMySQL(ctx, db, schemas)
 	case SQLite:
 		tables, err = discoverSQLite(ctx, db)
+	case SQLServer:
+		tables, err = discoverSQLServer(ctx, db, schemas)
+	case Oracle:
+		tables, err = discoverOracle(ctx, db, schemas)
 	default:
 		return nil, fmt.Errorf("sqldb: discovery of %s is not supported", d)
 	}

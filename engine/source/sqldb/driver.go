@@ -34,6 +34,8 @@ func Open(d Dialect, dsn string) (*sql.DB, error) {
 			return nil, err
 		}
 		return sql.OpenDB(c), nil
+	case SQLServer, Oracle:
+		return openMSSQLOracle(d, dsn)
 	case SQLite:
 		return sql.Open("sqlite", "file:"+dsn+"?mode=ro&_pragma=busy_timeout(5000)")
 	}

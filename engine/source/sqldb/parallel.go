@@ -324,7 +324,7 @@ func (r *Reader) ProbeRow(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	rows, err := r.conn.QueryContext(ctx, probeQuery(r.d, strings.Join(exprs, ", "), q))
+	rows, err := r.sess().QueryContext(ctx, probeQuery(r.d, strings.Join(exprs, ", "), q))
 	if err != nil {
 		return false, err
 	}

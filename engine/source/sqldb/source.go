@@ -59,14 +59,17 @@ type Source struct {
 	ranges map[string]ReadRange // by unit name
 	// parallel: range reads by unit name (SetParallel).
 	parallel map[string]Parallel
+	// fallback: SQL Server's isolation when the database does not allow
+	// snapshot isolation (SetSnapshotFallback); "" refuses to read.
+	fallback string
 }
 
-// New returns a Source over tables of db (dialect Postgres, MySQL or
-// SQLite). ranges, keyed by unit name (schema.table), are optional
+// New returns a Source over tables of db (dialect Postgres, MySQL,
+// SQLite, SQLServer or Oracle). ranges, keyed by unit name (schema.table), are optional
 // incremental ranges. db stays the caller's: Source never closes it.
 func New(d Dialect, db *sql.DB, tables []Table, ranges map[string]ReadRange) (*Source, error) {
 	switch d {
-	case Postgres, MySQL, SQLite:
+	case Postgres, MySQL, SQLite, SQLServer, Oracle:
 	default:
 		return nil, fmt.Errorf("sqldb: no driver for dialect %q", d)
 	}
@@ -163,7 +166,7 @@ func (s *Source) OpenTable(ctx context.Context, u source.Unit) (*Reader, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", source.ErrUnreadable, u.Name, err)
 	}
-	r := &Reader{d: s.d, unit: u.Name, info: info, findings: info.Findings, db: s.db}
+	r := &Reader{d: s.d, unit: u.Name, info: info, findings: info.Findings, db: s.db, fallback: s.fallback}
 	if p, ok := s.parallel[u.Name]; ok {
 		r.parWant = &p
 	}
@@ -189,7 +192,7 @@ func (s *Source) OpenTable(ctx context.Context, u source.Unit) (*Reader, error) 
 		}
 	}
 	if err := r.begin(ctx, s.db); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", source.ErrUnreadable, u.Name, err)
+		return nil, fmt.Errorf("%w: %s: %w", source.ErrUnreadable, u.Name, err)
 	}
 	return r, nil
 }
@@ -244,13 +247,18 @@ type Reader struct {
 	par     *parallelRead
 	parNote string
 
-	conn    *sql.Conn
-	rows    *sql.Rows
-	dest    []any
-	n       int64
-	started bool
-	eof     bool
-	closed  bool
+	conn *sql.Conn
+	tx   *sql.Tx // SQL Server and Oracle: the snapshot transaction
+	// fallback and isolation: see Source.SetSnapshotFallback and
+	// Reader.Isolation.
+	fallback  string
+	isolation string
+	rows      *sql.Rows
+	dest      []any
+	n         int64
+	started   bool
+	eof       bool
+	closed    bool
 }
 
 var _ source.RowReader = (*Reader)(nil)
@@ -277,6 +285,9 @@ func (r *Reader) begin(ctx context.Context, db *sql.DB) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return err
+	}
+	if r.d == SQLServer || r.d == Oracle {
+		return r.beginTx(ctx, conn)
 	}
 	var stmts []string
 	switch r.d {
@@ -358,12 +369,13 @@ func (r *Reader) selectExpr(c ColumnInfo) (string, error) {
 			return q + "::numeric(19,2)::text", nil
 		}
 	case SQLServer:
-		// datetimeoffset as ISO 8601 in UTC; time of day as text.
+		// datetimeoffset as ISO 8601 in UTC; uniqueidentifier as its
+		// canonical text (the driver's bytes depend on a DSN option).
 		switch {
 		case strings.HasPrefix(c.DBType, "datetimeoffset"):
 			return "CONVERT(VARCHAR(40), SWITCHOFFSET(" + q + ", 0), 127)", nil
-		case strings.HasPrefix(c.DBType, "time"):
-			return "CONVERT(VARCHAR(20), " + q + ", 114)", nil
+		case c.DBType == "uniqueidentifier":
+			return "CONVERT(CHAR(36), " + q + ")", nil
 		}
 	case Oracle:
 		// Zoned timestamps in UTC; NUMBER without precision and intervals
@@ -371,7 +383,7 @@ func (r *Reader) selectExpr(c ColumnInfo) (string, error) {
 		switch {
 		case strings.HasPrefix(c.DBType, "timestamp") && strings.Contains(c.DBType, "time zone"):
 			return "TO_CHAR(SYS_EXTRACT_UTC(" + q + `), 'YYYY-MM-DD"T"HH24:MI:SS.FF6"Z"')`, nil
-		case c.PlanType == "string" && (c.DBType == "number" || strings.HasPrefix(c.DBType, "interval")):
+		case c.PlanType == "string" && (c.DBType == "number" || strings.HasPrefix(c.DBType, "float") || strings.HasPrefix(c.DBType, "interval")):
 			return "TO_CHAR(" + q + ")", nil
 		}
 	}
@@ -454,7 +466,7 @@ func (r *Reader) Totals(ctx context.Context, columns []string) (int64, map[strin
 	for i := range vals {
 		dest = append(dest, &vals[i])
 	}
-	if err := r.conn.QueryRowContext(ctx, query, args...).Scan(dest...); err != nil {
+	if err := r.sess().QueryRowContext(ctx, query, args...).Scan(dest...); err != nil {
 		return 0, nil, fmt.Errorf("sqldb: totals of %s: %w", r.unit, err)
 	}
 	sums := map[string]string{}
@@ -462,6 +474,9 @@ func (r *Reader) Totals(ctx context.Context, columns []string) (int64, map[strin
 		sums[c] = "0"
 		if vals[i].Valid {
 			sums[c] = vals[i].String
+			if r.d == Oracle {
+				sums[c] = oracleText(ColumnInfo{DBType: "number", PlanType: "string"}, sums[c]) // TO_CHAR's ".5"
+			}
 		}
 	}
 	return *dest[0].(*int64), sums, nil
@@ -524,7 +539,8 @@ func (r *Reader) KeysExcept(ctx context.Context, columns []string, flag string, 
 	if r.started {
 		return errors.New("sqldb: Keys must run before the first Next (one statement at a time per snapshot connection)")
 	}
-	var exprs, types []string
+	var exprs []string
+	var kcols []ColumnInfo
 	for _, k := range columns {
 		i := slices.Index(r.names, k)
 		if i < 0 {
@@ -535,7 +551,7 @@ func (r *Reader) KeysExcept(ctx context.Context, columns []string, flag string, 
 			return err
 		}
 		exprs = append(exprs, e)
-		types = append(types, r.cols[i].PlanType)
+		kcols = append(kcols, r.cols[i])
 	}
 	if len(exprs) == 0 {
 		return errors.New("sqldb: Keys needs at least one column")
@@ -555,8 +571,12 @@ func (r *Reader) KeysExcept(ctx context.Context, columns []string, flag string, 
 			return err
 		}
 		where = " WHERE " + f + " IS NOT TRUE"
+		if r.d == SQLServer || r.d == Oracle {
+			// No IS NOT TRUE: the flag is a bit (SQL Server) or a NUMBER(1) (Oracle).
+			where = " WHERE (" + f + " IS NULL OR " + f + " <> 1)"
+		}
 	}
-	rows, err := r.conn.QueryContext(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM "+q+where)
+	rows, err := r.sess().QueryContext(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM "+q+where)
 	if err != nil {
 		return fmt.Errorf("sqldb: keys of %s: %w", r.unit, err)
 	}
@@ -579,7 +599,7 @@ func (r *Reader) KeysExcept(ctx context.Context, columns []string, flag string, 
 			nulls[i] = v == nil
 			vals[i] = ""
 			if v != nil {
-				vals[i] = Text(types[i], v)
+				vals[i] = cellText(r.d, kcols[i], v)
 			}
 		}
 		if err := fn(vals, nulls); err != nil {
@@ -616,7 +636,7 @@ func (r *Reader) next() (source.Row, error) {
 			return source.Row{}, fmt.Errorf("%w: %s: %v", source.ErrUnreadable, r.unit, err)
 		}
 		// The rows outlive Open's context: the reader's lifetime is Close.
-		rows, err := r.conn.QueryContext(context.Background(), q, args...)
+		rows, err := r.sess().QueryContext(context.Background(), q, args...)
 		if err != nil {
 			return source.Row{}, fmt.Errorf("%w: %s: %v", source.ErrUnreadable, r.unit, err)
 		}
@@ -655,7 +675,7 @@ func (r *Reader) convert(dest []any) source.Row {
 			row.Nulls[i] = true
 			continue
 		}
-		row.Values[i] = Text(c.PlanType, v)
+		row.Values[i] = cellText(r.d, c, v)
 	}
 	return row
 }
@@ -674,7 +694,10 @@ func (r *Reader) Close() error {
 	if r.rows != nil {
 		errs = append(errs, r.rows.Close())
 	}
-	if r.conn != nil {
+	if r.tx != nil {
+		errs = append(errs, r.tx.Rollback())
+	}
+	if r.conn != nil && r.tx == nil {
 		if _, err := r.conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
 			errs = append(errs, err)
 		}
@@ -684,6 +707,8 @@ func (r *Reader) Close() error {
 				errs = append(errs, err)
 			}
 		}
+	}
+	if r.conn != nil {
 		errs = append(errs, r.conn.Close())
 	}
 	return errors.Join(errs...)

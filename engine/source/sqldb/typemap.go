@@ -246,6 +246,9 @@ func mapSQLite(base string, p, s int, hasP bool) (string, string, bool) {
 
 func strconvQuote(s string) string { return strconv.Quote(s) }
 
+// subMicro notes a fraction finer than Lima's microseconds.
+const subMicro = "Lima keeps microseconds: fraction digits beyond the 6th (100 ns, ns) are not kept"
+
 func mapSQLServer(base string, p, s int, hasP bool) (string, string, bool) {
 	switch base {
 	case "bit":
@@ -267,9 +270,17 @@ func mapSQLServer(base string, p, s int, hasP bool) (string, string, bool) {
 		return "double", "", true
 	case "date":
 		return "date", "", true
-	case "datetime", "datetime2", "smalldatetime":
+	case "datetime", "smalldatetime":
+		return "timestamp", "", true
+	case "datetime2":
+		if !hasP || p > 6 {
+			return "timestamp", subMicro, true
+		}
 		return "timestamp", "", true
 	case "datetimeoffset":
+		if !hasP || p > 6 {
+			return "timestamptz", "offset normalized to UTC; " + subMicro, true
+		}
 		return "timestamptz", "offset normalized to UTC", true
 	case "time":
 		return "string", "time of day read as text", true
@@ -299,7 +310,9 @@ func mapOracle(full string, p, s int, hasP, star bool) (string, string, bool) {
 		return decimalType(p, s, true, "NUMBER")
 	case full == "integer" || full == "int" || full == "smallint":
 		return "decimal(38,0)", "Oracle INTEGER is NUMBER(38)", true
-	case full == "float" || full == "binary_float" || full == "binary_double":
+	case full == "float":
+		return "string", "Oracle FLOAT is a decimal NUMBER of up to 38 digits, not a binary float: kept as its exact text (string)", true
+	case full == "binary_float" || full == "binary_double":
 		return "double", "", true
 	case full == "varchar2" || full == "nvarchar2" || full == "varchar" || full == "char" || full == "nchar" ||
 		full == "clob" || full == "nclob" || full == "long" || full == "rowid" || full == "urowid" || full == "xmltype":
@@ -307,6 +320,9 @@ func mapOracle(full string, p, s int, hasP, star bool) (string, string, bool) {
 	case full == "date":
 		return "timestamp", "Oracle DATE carries a time of day", true
 	case full == "timestamp":
+		if hasP && p > 6 {
+			return "timestamp", subMicro, true
+		}
 		return "timestamp", "", true
 	case full == "timestamp with time zone" || full == "timestamp with local time zone":
 		return "timestamptz", "normalized to UTC", true
