@@ -31,11 +31,15 @@ type harness struct {
 	t   *testing.T
 	m   *Model
 	now time.Time
+	// late receives what a Cmd returns after collect stopped waiting for it
+	// (an I/O result slowed down by a loaded machine); contains delivers
+	// those before it gives up.
+	late chan tea.Msg
 }
 
 func newHarness(t *testing.T, dir string, d Deps) *harness {
 	t.Helper()
-	h := &harness{t: t, now: t0.Add(10 * time.Second)}
+	h := &harness{t: t, now: t0.Add(10 * time.Second), late: make(chan tea.Msg, 1024)}
 	d.Now = func() time.Time { return h.now }
 	if d.Preconditions == nil {
 		d.Preconditions = func(context.Context, flow.Workspace, *plan.Plan) []gates.Finding { return nil }
@@ -64,16 +68,42 @@ func (h *harness) send(msg tea.Msg) {
 // poll ticks, cursor blinks) are dropped.
 func (h *harness) feed(cmd tea.Cmd) {
 	h.t.Helper()
-	for _, msg := range collect(cmd) {
-		switch msg.(type) {
-		case sessionMsg, savedMsg, planLoadedMsg, checksMsg, runDoneMsg, gate3LoadedMsg, gate3SavedMsg,
-			ledgerMsg, reconCountsMsg, gate5InvMsg, gate5DoneMsg, bPageMsg, bCountMsg, bDetailMsg, bActionMsg:
-			h.send(msg)
+	for _, msg := range collectLate(cmd, h.late) {
+		h.deliver(msg)
+	}
+}
+
+// deliver sends the results of I/O; timer messages (spinner and poll
+// ticks, cursor blinks) are dropped.
+func (h *harness) deliver(msg tea.Msg) {
+	h.t.Helper()
+	switch msg.(type) {
+	case sessionMsg, savedMsg, planLoadedMsg, checksMsg, runDoneMsg, gate3LoadedMsg, gate3SavedMsg,
+		ledgerMsg, reconCountsMsg, gate5InvMsg, gate5DoneMsg, bPageMsg, bCountMsg, bDetailMsg, bActionMsg:
+		h.send(msg)
+	}
+}
+
+// drainLate delivers the late results that arrive within wait.
+func (h *harness) drainLate(wait time.Duration) {
+	h.t.Helper()
+	deadline := time.After(wait)
+	for {
+		select {
+		case msg := <-h.late:
+			h.deliver(msg)
+		case <-deadline:
+			return
 		}
 	}
 }
 
-func collect(cmd tea.Cmd) []tea.Msg {
+func collect(cmd tea.Cmd) []tea.Msg { return collectLate(cmd, nil) }
+
+// collectLate runs a Cmd (and the Cmds of a batch) and returns what they
+// return within a second; a result that comes later goes to late (when
+// not nil) instead of being lost.
+func collectLate(cmd tea.Cmd, late chan<- tea.Msg) []tea.Msg {
 	if cmd == nil {
 		return nil
 	}
@@ -84,12 +114,26 @@ func collect(cmd tea.Cmd) []tea.Msg {
 		if b, ok := msg.(tea.BatchMsg); ok {
 			var out []tea.Msg
 			for _, c := range b {
-				out = append(out, collect(c)...)
+				out = append(out, collectLate(c, late)...)
 			}
 			return out
 		}
 		return []tea.Msg{msg}
-	case <-time.After(300 * time.Millisecond):
+	case <-time.After(time.Second):
+		if late != nil {
+			go func() {
+				msg := <-ch
+				if b, ok := msg.(tea.BatchMsg); ok {
+					for _, c := range b {
+						for _, m := range collectLate(c, late) {
+							late <- m
+						}
+					}
+					return
+				}
+				late <- msg
+			}()
+		}
 		return nil
 	}
 }
@@ -174,6 +218,17 @@ func (h *harness) golden(name string) {
 func (h *harness) contains(want ...string) {
 	h.t.Helper()
 	s := h.screen()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		missing := false
+		for _, w := range want {
+			missing = missing || !strings.Contains(s, w)
+		}
+		if !missing {
+			return
+		}
+		h.drainLate(100 * time.Millisecond) // a slow I/O result may still change the screen
+		s = h.screen()
+	}
 	for _, w := range want {
 		if !strings.Contains(s, w) {
 			h.t.Errorf("screen lacks %q:\n%s", w, s)
