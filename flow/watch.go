@@ -30,6 +30,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
@@ -144,6 +145,15 @@ type watchedTable struct {
 	// name, size and modification time.
 	obs  map[string]WatchedFile
 	seen map[string]bool // name\x00size\x00sha256
+	// sums caches the sha256 and lines of the S3 objects of a
+	// change-capture table by key, size, modification time and ETag, so
+	// an object version is read once per watcher, not at every poll.
+	sums map[string]fileSum
+}
+
+type fileSum struct {
+	sha   string
+	lines int64
 }
 
 func fileID(name string, size int64, sha string) string {
@@ -172,14 +182,11 @@ func Watch(ctx context.Context, o WatchOptions) (*WatchSummary, error) {
 			continue
 		}
 		root := src.Path
-		if s3x.IsURI(root) && t.Load.Mode == plan.ModeCDC {
-			return nil, fmt.Errorf("watch: table %s: watching change capture from an S3 prefix is not supported yet; run the table with lima-tui run or lima-tui schedule (each run applies the new change files), or watch a folder", name)
-		}
 		if !s3x.IsURI(root) && !filepath.IsAbs(root) {
 			root = filepath.Join(ws.Dir, root)
 		}
 		tables = append(tables, &watchedTable{name: name, globs: t.Source.Files, lister: o.Lister(src, root),
-			cdc: t.Load.Mode == plan.ModeCDC, obs: map[string]WatchedFile{}, seen: map[string]bool{}})
+			cdc: t.Load.Mode == plan.ModeCDC, obs: map[string]WatchedFile{}, seen: map[string]bool{}, sums: map[string]fileSum{}})
 	}
 	if len(tables) == 0 {
 		return nil, errors.New("watch: no table of the plan reads a files source")
@@ -223,6 +230,17 @@ func Watch(ctx context.Context, o WatchOptions) (*WatchSummary, error) {
 				switch {
 				case sha == "":
 					sha, lines, err = checksum(ctx, wt.lister, f.Name)
+				case wt.cdc:
+					// Change capture identifies a file by name and the
+					// sha256 of its bytes (run.PropCDCFiles records no
+					// ETag), so an S3 object is read for its sha256: the
+					// identity the commits record is the one compared.
+					ck := fmt.Sprintf("%s\x00%d\x00%d\x00%s", f.Name, f.Size, f.ModTime.UnixNano(), f.Checksum)
+					if c, ok := wt.sums[ck]; ok {
+						sha, lines = c.sha, c.lines
+					} else if sha, lines, err = checksum(ctx, wt.lister, f.Name); err == nil {
+						wt.sums[ck] = fileSum{sha, lines}
+					}
 				case o.BatchRows > 0: // known identity; read only to count lines
 					_, lines, err = checksum(ctx, wt.lister, f.Name)
 				}
@@ -265,6 +283,20 @@ func Watch(ctx context.Context, o WatchOptions) (*WatchSummary, error) {
 				ro.OnlyFiles[pf.table] = append(ro.OnlyFiles[pf.table], pf.name)
 				ro.FirstSeen[pf.name] = pf.firstSeen
 			}
+			// A change-capture run accounts for every new change file it
+			// lists, not only the batch's (its own identities keep each
+			// file once): every file the watcher has seen gets a latency.
+			for _, wt := range tables {
+				if wt.cdc && slices.Contains(names, wt.name) {
+					for k, t := range firstSeen {
+						if tn, fn, _ := strings.Cut(k, "\x00"); tn == wt.name {
+							if _, ok := ro.FirstSeen[fn]; !ok {
+								ro.FirstSeen[fn] = t
+							}
+						}
+					}
+				}
+			}
 			ro.Tables = names
 			out, err := Run(runCtx, ro)
 			if err != nil {
@@ -276,10 +308,23 @@ func Watch(ctx context.Context, o WatchOptions) (*WatchSummary, error) {
 			// been rewritten since it was checksummed): seen from the commits.
 			report(markCommitted(runCtx, ws, p, tables, out.Result))
 			done := map[string]bool{}
+			cdcDone := map[string]bool{}
 			for _, tr := range out.Result.Tables {
 				if tr.Status != run.StatusFailed {
 					done[tr.Name] = true
 					sum.Rows += tr.RowsLoaded
+					for _, wt := range tables {
+						if wt.name == tr.Name && wt.cdc {
+							// The files the run accounted for: applied or
+							// held back as seen twice.
+							cdcDone[wt.name] = true
+							for _, f := range tr.Files {
+								if f.Status != cdcAlreadyApplied {
+									sum.Files++
+								}
+							}
+						}
+					}
 				} else {
 					report(fmt.Errorf("watch: %s: %v", tr.Name, tr.Err))
 				}
@@ -293,8 +338,15 @@ func Watch(ctx context.Context, o WatchOptions) (*WatchSummary, error) {
 							wt.seen[fileID(pf.name, pf.size, pf.sha)] = true
 						}
 					}
-					sum.Files++
+					if !cdcDone[pf.table] {
+						sum.Files++
+					}
 					continue
+				}
+				if slices.ContainsFunc(tables, func(wt *watchedTable) bool {
+					return wt.name == pf.table && wt.cdc && wt.seen[fileID(pf.name, pf.size, pf.sha)]
+				}) {
+					continue // applied by a change-capture run of another batch
 				}
 				rest = append(rest, pf)
 			}
@@ -411,6 +463,9 @@ func watchReport(res *run.Result, firstSeen map[string]time.Time) *reports.Watch
 			continue
 		}
 		for _, f := range tr.Files {
+			if f.Status == cdcAlreadyApplied {
+				continue // a change file an earlier batch applied
+			}
 			fs, ok := firstSeen[f.Name]
 			if !ok {
 				continue
@@ -422,6 +477,10 @@ func watchReport(res *run.Result, firstSeen map[string]time.Time) *reports.Watch
 	w.Summarize()
 	return w
 }
+
+// cdcAlreadyApplied is the status (run.FileResult) of a change file an
+// earlier run applied.
+const cdcAlreadyApplied = "already applied"
 
 // DefaultLister is the lister of a file source: S3Lister for an s3://
 // path, DirLister for a local folder.
@@ -446,7 +505,7 @@ func markFiles(wt *watchedTable, fs []run.ChangeFile) {
 // markCommitted records as seen the files of the snapshot every table of a
 // micro-batch committed (its commit's properties, else the table's current
 // snapshot).
-func markCommitted(ctx context.Context, ws Workspace, p *plan.Plan, tables []*watchedTable, res *run.Result) error {
+func markCommitted(ctx context.Context, ws Workspace, p *plan.Plan, tables []*watchedTable, res *run.Result) (err error) {
 	if res == nil {
 		return nil
 	}
@@ -454,12 +513,27 @@ func markCommitted(ctx context.Context, ws Workspace, p *plan.Plan, tables []*wa
 		Catalog() catalog.Catalog
 		Close() error
 	}
+	var cdc []*watchedTable
+	defer func() {
+		if len(cdc) > 0 && err == nil {
+			err = loadSeen(ctx, ws, p, cdc)
+		}
+	}()
 	for _, tr := range res.Tables {
-		if tr.Status != run.StatusLoaded {
+		if tr.Status == run.StatusFailed {
+			continue
+		}
+		if tr.Status != run.StatusLoaded && !slices.ContainsFunc(tables, func(wt *watchedTable) bool { return wt.name == tr.Name && wt.cdc }) {
 			continue
 		}
 		for _, wt := range tables {
 			if wt.name != tr.Name {
+				continue
+			}
+			if wt.cdc {
+				// A batch that changes no row commits to the history
+				// alone: read both tables' commits back.
+				cdc = append(cdc, wt)
 				continue
 			}
 			if props := tr.Commit.Props; props[run.PropFiles] != "" || props[run.PropCDCFiles] != "" {

@@ -21,6 +21,13 @@ package flow
 // bytes uploaded once whole and once in parts of another size look like a
 // new version.
 //
+// Change capture (load.mode cdc) identifies a change file by its name and
+// the sha256 of its bytes (run.PropCDCFiles records no ETag), so for a
+// change-capture table the watcher reads each new object version once for
+// its sha256 (cached by key, size, last-modified time and ETag) and
+// compares that with the commits: each change file applies once, and the
+// same bytes under another key are held back by the run as "seen twice".
+//
 // Stability: an object is taken once two polls saw the same size, ETag and
 // last-modified time (S3 writes are atomic, so this only guards against a
 // producer rewriting a key in quick succession).
