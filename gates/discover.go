@@ -257,7 +257,13 @@ func discover(ctx context.Context, src source.Source, sname string) ([]candidate
 		// give one table per sheet name.
 		var sheets []string
 		for _, m := range ms {
-			ss, err := files.Sheets(m.u.Path)
+			var ss []string
+			var err error
+			if sl, ok := src.(sheetLister); ok { // an S3 object: spooled to read its sheets
+				ss, err = sl.Sheets(ctx, m.u)
+			} else {
+				ss, err = files.Sheets(m.u.Path)
+			}
 			if err != nil {
 				findings = append(findings, Finding{Name: "file " + m.u.Name, Status: Warn, Detail: fmt.Sprintf("not proposed: %v", err),
 					Fix: "save it again as .xlsx (without a password), or leave it out"})
@@ -278,6 +284,12 @@ func discover(ctx context.Context, src source.Source, sname string) ([]candidate
 		}
 	}
 	return out, findings, nil
+}
+
+// sheetLister is a source that lists a workbook unit's sheets itself
+// (s3src: the object is not a local file).
+type sheetLister interface {
+	Sheets(ctx context.Context, u source.Unit) ([]string, error)
 }
 
 // matching lists the names a glob matches, as the files source matches

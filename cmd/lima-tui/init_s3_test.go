@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/engine/source/files"
 	"github.com/lima-lake/lima/gates"
 	"github.com/lima-lake/lima/internal/s3test"
 )
@@ -48,11 +50,14 @@ func TestInitS3Source(t *testing.T) {
 		}
 		var names []string
 		for _, e := range ev {
-			// Workbooks are compared apart: gate 3 does not yet open the
-			// sheets of an xlsx object on S3 (see the README).
-			if !strings.Contains(strings.Join(e.Globs, ","), ".xlsx") {
-				names = append(names, e.Name)
+			// A workbook's sheets are proposed from S3 as from a folder:
+			// the sheet is part of what is compared (book.xlsx#Sheet),
+			// with the rows and columns read as evidence.
+			var cols []string
+			for _, c := range e.Columns {
+				cols = append(cols, c.Profile.Name)
 			}
+			names = append(names, fmt.Sprintf("%s %s rows=%d units=%v cols=%v", e.Name, strings.Join(e.Globs, ","), e.Rows, e.Units, cols))
 		}
 		sort.Strings(names)
 		return names
@@ -83,8 +88,27 @@ func TestInitS3Source(t *testing.T) {
 		t.Fatalf("folder init: exit %d: %s", code, errs)
 	}
 	fromS3, fromFolder := tables(s3dir), tables(localDir)
-	if len(fromFolder) < 2 || strings.Join(fromS3, ",") != strings.Join(fromFolder, ",") {
+	if len(fromFolder) < 2 || strings.Join(fromS3, ";") != strings.Join(fromFolder, ";") {
 		t.Errorf("tables from S3 %v, from the folder %v", fromS3, fromFolder)
+	}
+	// The workbooks of the folder, their sheets read from the files
+	// directly: each sheet is a table proposed from S3.
+	books, _ := filepath.Glob(filepath.Join(src, "*.xlsx"))
+	var sheets int
+	for _, b := range books {
+		ss, err := files.Sheets(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sh := range ss {
+			sheets++
+			if !strings.Contains(strings.Join(fromS3, ";"), ".xlsx#"+sh+" ") {
+				t.Errorf("sheet %s of %s not proposed from S3: %v", sh, filepath.Base(b), fromS3)
+			}
+		}
+	}
+	if sheets == 0 {
+		t.Errorf("the erp data holds no workbook sheet to compare (%v)", books)
 	}
 
 	emptyDir := filepath.Join(ws, "empty")

@@ -239,3 +239,33 @@ func (s *Source) OpenRaw(ctx context.Context, u source.Unit) (io.ReadCloser, err
 	}
 	return s.client.Get(ctx, s.Root.Bucket, key)
 }
+
+// Sheets lists the visible worksheets of an xlsx object (the sheets a
+// local workbook proposes, files.Sheets): the object is spooled to a 0600
+// temporary file, which is removed before Sheets returns.
+func (s *Source) Sheets(ctx context.Context, u source.Unit) ([]string, error) {
+	key, _ := files.SplitSheet(u.Path)
+	if key == "" {
+		key = s.Root.Key + u.Name
+	}
+	if !strings.HasPrefix(key, s.Root.Key) || strings.Contains("/"+key+"/", "/../") {
+		return nil, unreadable(u.Name, "the key is outside the source prefix", nil)
+	}
+	body, err := s.client.Get(ctx, s.Root.Bucket, key)
+	if err != nil {
+		return nil, unreadable(u.Name, "cannot get object", err)
+	}
+	f, cleanup, err := spool(s.TempDir, body)
+	body.Close()
+	if err != nil {
+		return nil, unreadable(u.Name, "cannot copy the object to a temporary file", err)
+	}
+	defer cleanup()
+	names, err := files.Sheets(f.Name())
+	var ue *files.UnreadableError
+	if errors.As(err, &ue) {
+		// Name the object, not the temporary file.
+		return nil, unreadable(u.Name, ue.Reason, ue.Err)
+	}
+	return names, err
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -213,5 +214,59 @@ func TestETagFingerprint(t *testing.T) {
 	}
 	if b.ETag != c.ETag {
 		t.Fatalf("identical rewrite changed the ETag: %+v %+v", b, c)
+	}
+}
+
+// TestSheets: an xlsx object lists the same visible sheets as the same
+// workbook in a folder (files.Sheets), its spooled copy is gone when
+// Sheets returns, and an object that is no workbook is unreadable under
+// its own name.
+func TestSheets(t *testing.T) {
+	cl := s3test.Client(t)
+	bucket := s3test.Bucket(t, cl)
+	demo := filepath.Join("..", "..", "demo", "data", "erp")
+	books, _ := filepath.Glob(filepath.Join(demo, "*.xlsx"))
+	if len(books) == 0 {
+		t.Fatal("the demo data holds no workbook")
+	}
+	for _, b := range books {
+		s3test.PutFile(t, cl, bucket, "in/"+filepath.Base(b), b)
+	}
+	if err := cl.Put(context.Background(), bucket, "in/broken.xlsx", strings.NewReader("id,qty\n1,2\n"), nil); err != nil {
+		t.Fatal(err)
+	}
+	src, err := s3src.New(cl, "s3://"+bucket+"/in")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.TempDir = t.TempDir()
+	units, err := src.List(context.Background(), []string{"*.xlsx"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(units) != len(books)+1 {
+		t.Fatalf("listed %d workbooks, put %d", len(units), len(books)+1)
+	}
+	for _, u := range units {
+		got, err := src.Sheets(context.Background(), u)
+		if u.Name == "broken.xlsx" {
+			if err == nil || !errors.Is(err, source.ErrUnreadable) || !strings.HasPrefix(err.Error(), "broken.xlsx: ") || strings.Contains(err.Error(), src.TempDir) {
+				t.Errorf("a CSV named .xlsx: sheets %v, error %v", got, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := files.Sheets(filepath.Join(demo, u.Name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(want) == 0 || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: sheets %v from S3, %v from the file", u.Name, got, want)
+		}
+	}
+	if left, _ := os.ReadDir(src.TempDir); len(left) > 0 {
+		t.Errorf("spooled copies left behind: %v", left)
 	}
 }
