@@ -457,6 +457,18 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 		tr.WatermarkBefore = posOrd + "@" + posFile
 	}
 
+	// A micro-batch of the watcher applies only its files — and always the
+	// files of a batch the history committed but the table did not.
+	if only, ok := o.OnlyFiles[name]; ok {
+		keep := func(u source.Unit) bool {
+			if slices.Contains(only, u.Name) {
+				return true
+			}
+			return slices.ContainsFunc(state0.pending, func(f ChangeFile) bool { return f.Name == u.Name })
+		}
+		units = slices.DeleteFunc(units, func(u source.Unit) bool { return !keep(u) })
+	}
+
 	// Which files are new; which were seen before.
 	batch, err := classifyFiles(ctx, src, units, state0)
 	if err != nil {

@@ -433,3 +433,42 @@ func TestCDCCompletesABatchCommittedOnlyToHistory(t *testing.T) {
 		t.Fatalf("history %d versions, reference %d", versions, ref.History)
 	}
 }
+
+// TestCDCMicroBatchAppliesOnlyItsFiles: a watcher's micro-batch (OnlyFiles)
+// applies its own change files; the others wait for the next run, and the
+// end state equals applying everything at once.
+func TestCDCMicroBatchAppliesOnlyItsFiles(t *testing.T) {
+	e := newCDCEnv(t)
+	e.write(t, "c001.csv", "op,seq,id,name,amount\nI,1,1,ann,10\nI,2,2,bob,20\n")
+	e.write(t, "c002.csv", "op,seq,id,name,amount\nU,3,1,ann,11\n")
+	e.write(t, "c003.csv", "op,seq,id,name,amount\nD,4,2,,\nI,5,3,cy,30\n")
+	e.runs++
+	res, err := Load(context.Background(), Options{Workspace: e.dir, Plan: e.plan, Sink: e.sk,
+		Quarantine: &JSONLQuarantine{Dir: filepath.Join(e.dir, "q")}, RunID: "mb-1", BatchRows: 7,
+		OnlyFiles: map[string][]string{"customers": {"changes/c001.csv"}}})
+	if err != nil || res.Tables[0].Err != nil {
+		t.Fatal(err, res.Tables[0].Err)
+	}
+	if tr := res.Tables[0]; tr.RowsRead != 3 || tr.RowsLoaded != 2 {
+		t.Fatalf("micro-batch of c001: read %d loaded %d, want 3 and 2", tr.RowsRead, tr.RowsLoaded)
+	}
+	got := map[string]string{}
+	for _, r := range e.lake(t, "customers", nil) {
+		got[r["id"]] = r["name"] + "|" + r["amount"]
+	}
+	if fmt.Sprint(got) != fmt.Sprint(map[string]string{"1": "ann|10", "2": "bob|20"}) {
+		t.Fatalf("after c001 only: %v", got)
+	}
+	tr := e.run(t)
+	if tr.RowsLoaded != 3 || !tr.Balanced() {
+		t.Fatalf("the rest: loaded %d balanced %v", tr.RowsLoaded, tr.Balanced())
+	}
+	got = map[string]string{}
+	for _, r := range e.lake(t, "customers", nil) {
+		got[r["id"]] = r["name"] + "|" + r["amount"]
+	}
+	// By hand: 1 updated to 11, 2 deleted, 3 inserted.
+	if fmt.Sprint(got) != fmt.Sprint(map[string]string{"1": "ann|11", "3": "cy|30"}) {
+		t.Fatalf("after all: %v", got)
+	}
+}
