@@ -513,6 +513,18 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 			return
 		}
 	}
+	if o.Land != nil && len(fresh) > 0 {
+		// raw/: the change files of this batch, unchanged, as for any load.
+		prog.Phase.Store("landing raw")
+		landed := make([]source.Unit, len(fresh))
+		for i, f := range fresh {
+			landed[i] = f.u
+		}
+		if err := o.Land(ctx, name, tr.LoadID, src, landed); err != nil {
+			tr.Err = fmt.Errorf("raw/ landing: %w", err)
+			return
+		}
+	}
 	l, err := newLoader(ctx, o, tr, t, rs, tbl, prog)
 	if err != nil {
 		tr.Err = err

@@ -22,6 +22,7 @@ import (
 
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/sink"
+	"github.com/lima-lake/lima/engine/source"
 	"github.com/lima-lake/lima/engine/sink/icesink"
 	"github.com/lima-lake/lima/internal/cdcref"
 )
@@ -470,5 +471,39 @@ func TestCDCMicroBatchAppliesOnlyItsFiles(t *testing.T) {
 	// By hand: 1 updated to 11, 2 deleted, 3 inserted.
 	if fmt.Sprint(got) != fmt.Sprint(map[string]string{"1": "ann|11", "3": "cy|30"}) {
 		t.Fatalf("after all: %v", got)
+	}
+}
+
+// TestCDCLandsItsChangeFiles: with raw/ on, each batch lands exactly the
+// change files it applies (never an already applied one again).
+func TestCDCLandsItsChangeFiles(t *testing.T) {
+	e := newCDCEnv(t)
+	var landed [][]string
+	load := func(id string) *TableResult {
+		res, err := Load(context.Background(), Options{Workspace: e.dir, Plan: e.plan, Sink: e.sk,
+			Quarantine: &JSONLQuarantine{Dir: filepath.Join(e.dir, "q")}, RunID: id, BatchRows: 7,
+			Land: func(_ context.Context, table, loadID string, _ source.Source, units []source.Unit) error {
+				var names []string
+				for _, u := range units {
+					names = append(names, table+":"+u.Name)
+				}
+				landed = append(landed, names)
+				return nil
+			}})
+		if err != nil || res.Tables[0].Err != nil {
+			t.Fatal(err, res.Tables[0].Err)
+		}
+		return res.Tables[0]
+	}
+	e.write(t, "c001.csv", "op,seq,id,name,amount\nI,1,1,ann,10\n")
+	load("r1")
+	e.write(t, "c002.csv", "op,seq,id,name,amount\nU,2,1,ann,11\n")
+	load("r2")
+	if tr := load("r3"); tr.Status != StatusNothingToLoad {
+		t.Fatalf("third run: %s", tr.Status)
+	}
+	want := "[[customers:changes/c001.csv] [customers:changes/c002.csv]]"
+	if fmt.Sprint(landed) != want {
+		t.Fatalf("landed %v, want %v", landed, want)
 	}
 }
