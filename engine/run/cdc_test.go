@@ -22,8 +22,8 @@ import (
 
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/sink"
-	"github.com/lima-lake/lima/engine/source"
 	"github.com/lima-lake/lima/engine/sink/icesink"
+	"github.com/lima-lake/lima/engine/source"
 	"github.com/lima-lake/lima/internal/cdcref"
 )
 
