@@ -993,15 +993,7 @@ func applyChanges(changes []*change, present func(key string) bool, posOrd, posF
 func (l *loader) readChangeFile(ctx context.Context, src source.Source, u source.Unit, so source.Options, ch *plan.Changes,
 	fn func(row source.Row, op, ord string, opNull, ordNull bool) error) (FileResult, error) {
 	fr := FileResult{Name: u.Name, OriginalName: u.OriginalName, Bytes: u.Size, Status: "read"}
-	fileErr := func(err error) (FileResult, error) {
-		fr.Status, fr.Error = "unreadable", err.Error()
-		e := Exception{RunID: l.o.RunID, LoadID: l.tr.LoadID, Table: l.tr.Name, Level: "file",
-			Loc:    source.Locator{Unit: u.Name, Row: fr.RowsRead},
-			Errors: []clean.CellError{{Rule: RuleFile, Reason: err.Error()}}}
-		l.route(&e)
-		l.tr.FileExceptions = append(l.tr.FileExceptions, e)
-		return fr, l.o.Quarantine.Hold(ctx, []Exception{e})
-	}
+	fileErr := func(err error) (FileResult, error) { return l.fileError(ctx, &fr, u, err) }
 	rd, err := src.Open(ctx, u, so)
 	if err != nil {
 		return fileErr(err)

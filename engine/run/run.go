@@ -1328,19 +1328,23 @@ func (l *loader) readAll(ctx context.Context, src source.Source, units []source.
 	return l.flush(ctx)
 }
 
+// fileError turns a unit-level failure into a file exception; the load
+// goes on, and the rows already read from the unit stay accounted for.
+func (l *loader) fileError(ctx context.Context, fr *FileResult, u source.Unit, err error) (FileResult, error) {
+	fr.Status, fr.Error = "unreadable", err.Error()
+	e := Exception{RunID: l.o.RunID, LoadID: l.tr.LoadID, Table: l.tr.Name, Level: "file",
+		Loc:    source.Locator{Unit: u.Name, Row: fr.RowsRead},
+		Errors: []clean.CellError{{Rule: RuleFile, Reason: err.Error()}}}
+	l.route(&e)
+	l.tr.FileExceptions = append(l.tr.FileExceptions, e)
+	return *fr, l.o.Quarantine.Hold(ctx, []Exception{e})
+}
+
 // readUnit reads one file. A unit-level failure becomes a file exception
 // and the load goes on; rows already read from it stay accounted for.
 func (l *loader) readUnit(ctx context.Context, src source.Source, u source.Unit, so source.Options, emit func() error) (FileResult, error) {
 	fr := FileResult{Name: u.Name, OriginalName: u.OriginalName, Bytes: u.Size, Status: "read"}
-	fileErr := func(err error) (FileResult, error) {
-		fr.Status, fr.Error = "unreadable", err.Error()
-		e := Exception{RunID: l.o.RunID, LoadID: l.tr.LoadID, Table: l.tr.Name, Level: "file",
-			Loc:    source.Locator{Unit: u.Name, Row: fr.RowsRead},
-			Errors: []clean.CellError{{Rule: RuleFile, Reason: err.Error()}}}
-		l.route(&e)
-		l.tr.FileExceptions = append(l.tr.FileExceptions, e)
-		return fr, l.o.Quarantine.Hold(ctx, []Exception{e})
-	}
+	fileErr := func(err error) (FileResult, error) { return l.fileError(ctx, &fr, u, err) }
 	rd, err := src.Open(ctx, u, so)
 	if err != nil {
 		return fileErr(err)
