@@ -20,20 +20,6 @@ import (
 	"github.com/lima-lake/lima/engine/source/sqldb"
 )
 
-func dialectOf(kind string) sqldb.Dialect {
-	switch kind {
-	case plan.SourcePostgres:
-		return sqldb.Postgres
-	case plan.SourceMySQL:
-		return sqldb.MySQL
-	case plan.SourceSQLServer:
-		return sqldb.SQLServer
-	case plan.SourceOracle:
-		return sqldb.Oracle
-	}
-	return sqldb.SQLite
-}
-
 // openDB opens a database source; the error is a finished finding.
 func (pr Probe) openDB(ctx context.Context, f Finding, name string, s *plan.Source) (*sql.DB, string, *Finding) {
 	fail := func(detail, fix string) (*sql.DB, string, *Finding) {
@@ -60,7 +46,7 @@ func (pr Probe) openDB(ctx context.Context, f Finding, name string, s *plan.Sour
 			return fail(fmt.Sprintf("sqlite database %s: %v", dsn, gate2Err(err)), fmt.Sprintf("correct sources.%s.path or put the database file there", name))
 		}
 	}
-	db, err := sqldb.Open(dialectOf(s.Kind), dsn)
+	db, err := sqldb.Open(sqldb.DialectOf(s.Kind), dsn)
 	if err != nil {
 		return fail(fmt.Sprintf("the value of %s is not a valid %s DSN", s.DSNEnv, s.Kind), dsnFix(s))
 	}
@@ -123,7 +109,7 @@ func (pr Probe) checkDatabaseSource(ctx context.Context, name string, s *plan.So
 		return *bad
 	}
 	defer db.Close()
-	q := sqldb.VersionQuery(dialectOf(s.Kind))
+	q := sqldb.VersionQuery(sqldb.DialectOf(s.Kind))
 	var version, user, database string
 	if err := db.QueryRowContext(ctx, q).Scan(&version, &user, &database); err != nil {
 		f.Status, f.Detail = Fail, "connected, but the version query failed: "+gate2Err(err)
@@ -150,7 +136,7 @@ func (pr Probe) checkDatabaseTable(ctx context.Context, p *plan.Plan, name strin
 		return *bad
 	}
 	defer db.Close()
-	d := dialectOf(s.Kind)
+	d := sqldb.DialectOf(s.Kind)
 	schema := t.Source.Schema
 	if schema == "" {
 		var cur sql.NullString

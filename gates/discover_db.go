@@ -119,7 +119,7 @@ func CheckDatabase(ctx context.Context, name string, s *plan.Source) (DatabaseSu
 		return sum, &AnswerError{Problem: bad.Detail, Fix: bad.Fix}
 	}
 	defer db.Close()
-	d := dialectOf(s.Kind)
+	d := sqldb.DialectOf(s.Kind)
 	var q string
 	switch d {
 	case sqldb.Postgres:
@@ -206,7 +206,7 @@ func proposeDatabase(ctx context.Context, p *plan.Plan, o ProposeOptions, sname 
 		return
 	}
 	defer db.Close()
-	d := dialectOf(s.Kind)
+	d := sqldb.DialectOf(s.Kind)
 	schemas, err := proposeSchemas(ctx, d, db)
 	if err != nil {
 		add("source "+sname, Fail, err.Error(), "fix the DSN, then propose again")

@@ -52,26 +52,11 @@ type dbSource struct {
 
 func (d *dbSource) Close() error { return d.db.Close() }
 
-// dialect of a plan source kind.
-func dialect(kind string) sqldb.Dialect {
-	switch kind {
-	case plan.SourcePostgres:
-		return sqldb.Postgres
-	case plan.SourceMySQL:
-		return sqldb.MySQL
-	case plan.SourceSQLServer:
-		return sqldb.SQLServer
-	case plan.SourceOracle:
-		return sqldb.Oracle
-	}
-	return sqldb.SQLite
-}
-
 // openDatabase opens the database of a source for table ts. The DSN is
 // read from the environment variable the plan names; it never appears in
 // an error.
 func openDatabase(ctx context.Context, workspace, name string, s *plan.Source, ts *plan.TableSource) (*dbSource, error) {
-	d := dialect(s.Kind)
+	d := sqldb.DialectOf(s.Kind)
 	dsn := ""
 	if s.DSNEnv != "" {
 		v, ok := os.LookupEnv(s.DSNEnv)

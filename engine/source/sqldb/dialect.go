@@ -34,6 +34,16 @@ const (
 	Oracle    Dialect = "oracle"
 )
 
+// DialectOf is the dialect of a plan source kind (the kinds are spelt as
+// the dialects); anything else is SQLite, the database-in-a-file kind.
+func DialectOf(kind string) Dialect {
+	switch d := Dialect(kind); d {
+	case Postgres, MySQL, SQLServer, Oracle:
+		return d
+	}
+	return SQLite
+}
+
 // ErrIdentifier marks an identifier that cannot be quoted safely.
 var ErrIdentifier = errors.New("sqldb: invalid identifier")
 
