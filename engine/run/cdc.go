@@ -1036,22 +1036,9 @@ func (l *loader) readChangeFile(ctx context.Context, src source.Source, u source
 		l.tr.RowsRead++
 		l.prog.RowsRead.Add(1)
 		l.prog.Bytes.Add(int64(len(row.Raw) + 1))
-		switch row.Kind {
-		case source.Header:
-			l.skip(SkipHeader)
-			continue
-		case source.Blank:
-			l.skip(SkipBlank)
-			continue
-		case source.Malformed:
-			rule := RuleMalformed
-			if row.Rule != "" {
-				rule = row.Rule
-			}
-			if err := l.hold(ctx, Exception{RunID: l.o.RunID, LoadID: l.tr.LoadID, Table: l.tr.Name, Level: "row", Loc: row.Loc, Raw: string(row.Raw),
-				Errors: []clean.CellError{{Rule: rule, Reason: row.Reason}}, Encoding: row.Encoding}); err != nil {
-				return fr, err
-			}
+		if done, err := l.nonData(ctx, row); err != nil {
+			return fr, err
+		} else if done {
 			continue
 		}
 		op, opNull := field(row, opIdx)

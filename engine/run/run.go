@@ -1328,6 +1328,27 @@ func (l *loader) readAll(ctx context.Context, src source.Source, units []source.
 	return l.flush(ctx)
 }
 
+// nonData accounts for a row that carries no data — a header or blank line
+// is skipped, a malformed row held back — and says whether it was one.
+func (l *loader) nonData(ctx context.Context, row source.Row) (bool, error) {
+	switch row.Kind {
+	case source.Header:
+		l.skip(SkipHeader)
+	case source.Blank:
+		l.skip(SkipBlank)
+	case source.Malformed:
+		rule := RuleMalformed
+		if row.Rule != "" {
+			rule = row.Rule
+		}
+		return true, l.hold(ctx, Exception{RunID: l.o.RunID, LoadID: l.tr.LoadID, Table: l.tr.Name, Level: "row", Loc: row.Loc, Raw: string(row.Raw),
+			Errors: []clean.CellError{{Rule: rule, Reason: row.Reason}}, Encoding: row.Encoding})
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
 // fileError turns a unit-level failure into a file exception; the load
 // goes on, and the rows already read from the unit stay accounted for.
 func (l *loader) fileError(ctx context.Context, fr *FileResult, u source.Unit, err error) (FileResult, error) {
@@ -1378,22 +1399,9 @@ func (l *loader) readUnit(ctx context.Context, src source.Source, u source.Unit,
 			l.skip(SkipSuperseded)
 			continue
 		}
-		switch row.Kind {
-		case source.Header:
-			l.skip(SkipHeader)
-			continue
-		case source.Blank:
-			l.skip(SkipBlank)
-			continue
-		case source.Malformed:
-			rule := RuleMalformed
-			if row.Rule != "" {
-				rule = row.Rule
-			}
-			if err := l.hold(ctx, Exception{RunID: l.o.RunID, LoadID: l.tr.LoadID, Table: l.tr.Name, Level: "row", Loc: row.Loc, Raw: string(row.Raw),
-				Errors: []clean.CellError{{Rule: rule, Reason: row.Reason}}, Encoding: row.Encoding}); err != nil {
-				return fr, err
-			}
+		if done, err := l.nonData(ctx, row); err != nil {
+			return fr, err
+		} else if done {
 			continue
 		}
 		if err := l.row(ctx, row); err != nil {
