@@ -165,6 +165,24 @@ func (ts *tableSet) get(schema, name string) *TableInfo {
 
 func (ts *tableSet) lookup(schema, name string) *TableInfo { return ts.by[[2]string{schema, name}] }
 
+// indexRow reads one (schema, table, index, unique, primary, column) row of
+// an index query: the column joins its index, and the primary key when the
+// index is the primary key's.
+func (ts *tableSet) indexRow(r *sql.Rows) error {
+	var s, n, ix, col string
+	var unique, primary bool
+	if err := r.Scan(&s, &n, &ix, &unique, &primary, &col); err != nil {
+		return err
+	}
+	if t := ts.lookup(s, n); t != nil {
+		addIndexColumn(t, ix, col, unique, primary)
+		if primary {
+			t.PrimaryKey = append(t.PrimaryKey, col)
+		}
+	}
+	return nil
+}
+
 func (ts *tableSet) list() []TableInfo {
 	out := make([]TableInfo, 0, len(ts.order))
 	for _, t := range ts.order {
@@ -255,20 +273,7 @@ func discoverPostgres(ctx context.Context, db *sql.DB, schemas []string) ([]Tabl
 		JOIN pg_namespace n ON n.oid = t.relnamespace
 		CROSS JOIN LATERAL unnest(ix.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)
 		JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum
-		WHERE `+sys+` ORDER BY 1, 2, 3, k.ord`, nil, func(r *sql.Rows) error {
-		var s, n, ix, col string
-		var unique, primary bool
-		if err := r.Scan(&s, &n, &ix, &unique, &primary, &col); err != nil {
-			return err
-		}
-		if t := ts.lookup(s, n); t != nil {
-			addIndexColumn(t, ix, col, unique, primary)
-			if primary {
-				t.PrimaryKey = append(t.PrimaryKey, col)
-			}
-		}
-		return nil
-	})
+		WHERE `+sys+` ORDER BY 1, 2, 3, k.ord`, nil, ts.indexRow)
 	if err != nil {
 		return nil, err
 	}

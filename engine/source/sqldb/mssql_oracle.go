@@ -282,20 +282,7 @@ func discoverSQLServer(ctx context.Context, db *sql.DB, schemas []string) ([]Tab
 	if err != nil {
 		return nil, err
 	}
-	err = each(ctx, db, sqlServerIndexesQuery, nil, func(r *sql.Rows) error {
-		var s, n, ix, col string
-		var unique, primary bool
-		if err := r.Scan(&s, &n, &ix, &unique, &primary, &col); err != nil {
-			return err
-		}
-		if t := ts.lookup(s, n); t != nil {
-			addIndexColumn(t, ix, col, unique, primary)
-			if primary {
-				t.PrimaryKey = append(t.PrimaryKey, col)
-			}
-		}
-		return nil
-	})
+	err = each(ctx, db, sqlServerIndexesQuery, nil, ts.indexRow)
 	if err != nil {
 		return nil, err
 	}
