@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"database/sql"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -109,14 +110,12 @@ func extracts(t *testing.T, wh, table string) []string {
 	return m
 }
 
-// TestPostgresExtractLandsRaw: with storage.raw on, a database table's
-// rows land under raw/ as read (NULL ≠ "", numeric scale, timestamptz,
-// bytea bytes, quotes and line breaks), with a verified checksum and a
-// manifest that says it is a database extract; a rerun with nothing new
-// lands nothing; new rows land a new extract under the new load id.
-func TestPostgresExtractLandsRaw(t *testing.T) {
+// itemsTable creates the source table in a fresh schema and returns it
+// with the source rows as the test reads them (ordered by id), in the
+// reader's text forms.
+func itemsTable(t *testing.T) (schema string, db *sql.DB, want func() [][]*string) {
 	dsn, db := serviceDSN(t, sqldb.Postgres, "LIMA_TEST_POSTGRES_DSN", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")
-	schema := randomName("lima_extract_")
+	schema = randomName("lima_extract_")
 	dbExec(t, db, `CREATE SCHEMA `+schema)
 	t.Cleanup(func() { db.Exec(`DROP SCHEMA ` + schema + ` CASCADE`) })
 	dbExec(t, db, `CREATE TABLE `+schema+`.items (id bigint PRIMARY KEY, n numeric(12,4), at timestamptz, b bytea, s text)`)
@@ -126,21 +125,10 @@ func TestPostgresExtractLandsRaw(t *testing.T) {
 		(3, -0.0100, '1999-12-31 23:59:59+00', '\x'::bytea, 'say "hi", then'||chr(13)||chr(10)||'bye'),
 		(4, 12345678.0000, '2026-01-01 00:00:00+00', '\x2c0d0a'::bytea, 'ümlaut, é')`)
 	t.Setenv("LIMA_TEST_SOURCE_DSN", dsn)
-	ws, p := workspace(t, nil, `schema_version: 1
-platform: {prefix: pgraw}
-storage: {raw: true}
-sources:
-  erp: {kind: postgres, dsn_env: LIMA_TEST_SOURCE_DSN}
-tables:
-  items:
-    source: {name: erp, table: items, schema: `+schema+`}
-    load: {mode: incremental, keys: [id], watermark: id}
-`)
-	// The source rows as the test reads them, in the reader's text forms.
-	want := func(after int) [][]*string {
+	want = func() [][]*string {
 		rows, err := db.QueryContext(context.Background(), `SELECT id::text, n::text,
 			to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), b, s
-			FROM `+schema+`.items WHERE id > $1 ORDER BY id`, after)
+			FROM `+schema+`.items ORDER BY id`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,47 +152,81 @@ tables:
 		}
 		return out
 	}
+	return schema, db, want
+}
+
+func itemsPlan(schema, storage string) string {
+	return `schema_version: 1
+platform: {prefix: pgraw}
+storage: ` + storage + `
+sources:
+  erp: {kind: postgres, dsn_env: LIMA_TEST_SOURCE_DSN}
+tables:
+  items:
+    source: {name: erp, table: items, schema: ` + schema + `}
+    load: {mode: incremental, keys: [id], watermark: id}
+`
+}
+
+// verifyExtract compares a landed extract (body) and its manifest with
+// the source rows: header, count, every value (NULL apart from ""), the
+// SHA-256 computed here, and the load id it landed under.
+func verifyExtract(t *testing.T, body, manifest []byte, exp [][]*string, loadID string) {
+	t.Helper()
+	hdr, got := decodeExtract(t, body)
+	if !slices.Equal(hdr, []string{"id", "n", "at", "b", "s"}) {
+		t.Errorf("header %q", hdr)
+	}
+	if len(got) != len(exp) {
+		t.Fatalf("the extract has %d rows, the source %d", len(got), len(exp))
+	}
+	for r := range exp {
+		for c := range exp[r] {
+			g, e := got[r][c], exp[r][c]
+			if (g == nil) != (e == nil) || (g != nil && *g != *e) {
+				t.Errorf("row %d column %s: extract %s, source %s", r, hdr[c], show(g), show(e))
+			}
+		}
+	}
+	var m rawland.Manifest
+	if err := json.Unmarshal(manifest, &m); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(body)
+	if len(m.Files) != 1 || m.Files[0].SHA256 != hex.EncodeToString(sum[:]) || m.Files[0].Bytes != int64(len(body)) {
+		t.Errorf("manifest files %+v, landed sha256 %x (%d bytes)", m.Files, sum, len(body))
+	}
+	if m.Extract == nil || m.Extract.Kind != "database" || m.Extract.Rows != int64(len(exp)) || !strings.Contains(m.Extract.Query, `"items"`) {
+		t.Fatalf("manifest extract %+v", m.Extract)
+	}
+	if m.LoadID != loadID {
+		t.Errorf("manifest load id %s, committed load id %s", m.LoadID, loadID)
+	}
+}
+
+// TestPostgresExtractLandsRaw: with storage.raw on, a database table's
+// rows land under raw/ as read (NULL ≠ "", numeric scale, timestamptz,
+// bytea bytes, quotes and line breaks), with a verified checksum and a
+// manifest that says it is a database extract; a rerun with nothing new
+// lands nothing; new rows land a new extract under the new load id.
+func TestPostgresExtractLandsRaw(t *testing.T) {
+	schema, db, want := itemsTable(t)
+	ws, p := workspace(t, nil, itemsPlan(schema, "{raw: true}"))
 	wh := ws.Warehouse(p)
-	check := func(path string, after int, loadID string) {
+	check := func(path, loadID string) {
 		t.Helper()
+		if filepath.Base(filepath.Dir(path)) != loadID {
+			t.Errorf("landed under %s, committed load id %s", path, loadID)
+		}
 		body, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
-		}
-		hdr, got := decodeExtract(t, body)
-		if !slices.Equal(hdr, []string{"id", "n", "at", "b", "s"}) {
-			t.Errorf("header %q", hdr)
-		}
-		exp := want(after)
-		if len(got) != len(exp) {
-			t.Fatalf("%s: %d rows, the source has %d", path, len(got), len(exp))
-		}
-		for r := range exp {
-			for c := range exp[r] {
-				g, e := got[r][c], exp[r][c]
-				if (g == nil) != (e == nil) || (g != nil && *g != *e) {
-					t.Errorf("row %d column %s: extract %s, source %s", r, hdr[c], show(g), show(e))
-				}
-			}
 		}
 		mb, err := os.ReadFile(filepath.Join(filepath.Dir(path), rawland.ManifestName))
 		if err != nil {
 			t.Fatal(err)
 		}
-		var m rawland.Manifest
-		if err := json.Unmarshal(mb, &m); err != nil {
-			t.Fatal(err)
-		}
-		sum := sha256.Sum256(body)
-		if len(m.Files) != 1 || m.Files[0].SHA256 != hex.EncodeToString(sum[:]) || m.Files[0].Bytes != int64(len(body)) {
-			t.Errorf("manifest files %+v, landed sha256 %x (%d bytes)", m.Files, sum, len(body))
-		}
-		if m.Extract == nil || m.Extract.Kind != "database" || m.Extract.Rows != int64(len(exp)) || !strings.Contains(m.Extract.Query, `"items"`) {
-			t.Fatalf("manifest extract %+v", m.Extract)
-		}
-		if m.LoadID != loadID || filepath.Base(filepath.Dir(path)) != loadID {
-			t.Errorf("landed under %s, manifest load id %s, committed load id %s", path, m.LoadID, loadID)
-		}
+		verifyExtract(t, body, mb, want(), loadID)
 		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm()&0o077 != 0 {
 			t.Errorf("extract mode %v %v", fi.Mode(), err)
 		}
@@ -219,10 +241,11 @@ tables:
 	if len(ex) != 1 {
 		t.Fatalf("%d extracts landed, want 1: %v", len(ex), ex)
 	}
-	check(ex[0], 0, res.LoadID)
-	if res.RowsRead != int64(len(want(0))) {
+	check(ex[0], res.LoadID)
+	if res.RowsRead != int64(len(want())) {
 		t.Errorf("read %d rows", res.RowsRead)
 	}
+
 	// Nothing new: nothing is landed.
 	out = runOnce(t, ws, p, flow.RunOptions{})
 	if err := out.Result.Tables[0].Err; err != nil {
@@ -240,20 +263,57 @@ tables:
 	if res.Err != nil {
 		t.Fatal(res.Err)
 	}
+	if res.RowsRead != 6 || res.RowsLoaded != 2 {
+		t.Errorf("read %d loaded %d, want 6/2", res.RowsRead, res.RowsLoaded)
+	}
 	ex = extracts(t, wh, "items")
 	if len(ex) != 2 {
 		t.Fatalf("%d extracts after new rows, want 2", len(ex))
 	}
 	for _, e := range ex {
 		if filepath.Base(filepath.Dir(e)) == res.LoadID {
-			if res.RowsRead != 6 || res.RowsLoaded != 2 {
-				t.Errorf("read %d loaded %d, want 6/2", res.RowsRead, res.RowsLoaded)
-			}
-			check(e, 0, res.LoadID)
+			check(e, res.LoadID)
 			return
 		}
 	}
 	t.Fatalf("no extract under the new load id %s: %v", res.LoadID, ex)
+}
+
+// TestPostgresExtractLandingFailsTable: when the extract cannot land, the
+// table fails and nothing of it is committed.
+func TestPostgresExtractLandingFailsTable(t *testing.T) {
+	schema, _, _ := itemsTable(t)
+	ws, p := workspace(t, nil, itemsPlan(schema, "{raw: true}"))
+	wh := ws.Warehouse(p)
+	if err := os.MkdirAll(wh, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// raw is a file: no landing folder can be made below it.
+	if err := os.WriteFile(filepath.Join(wh, "raw"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := flow.Run(context.Background(), flow.RunOptions{Workspace: ws, Plan: p, Force: true})
+	if out == nil || out.Result == nil || len(out.Result.Tables) != 1 {
+		t.Fatalf("outcome %+v", out)
+	}
+	res := out.Result.Tables[0]
+	if res.Err == nil || !strings.Contains(res.Err.Error(), "raw/") {
+		t.Fatalf("the table did not fail on the landing: %v", res.Err)
+	}
+	if res.Commit.SnapshotID != 0 {
+		t.Errorf("snapshot %d committed although the extract did not land", res.Commit.SnapshotID)
+	}
+	// With the obstacle gone, the next run loads and lands.
+	if err := os.Remove(filepath.Join(wh, "raw")); err != nil {
+		t.Fatal(err)
+	}
+	out = runOnce(t, ws, p, flow.RunOptions{})
+	if res := out.Result.Tables[0]; res.Err != nil || res.RowsLoaded != 4 {
+		t.Fatalf("rerun: %v, loaded %d", res.Err, res.RowsLoaded)
+	}
+	if ex := extracts(t, wh, "items"); len(ex) != 1 {
+		t.Fatalf("rerun landed %v", ex)
+	}
 }
 
 func show(s *string) string {
