@@ -14,10 +14,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lima-lake/lima/engine/sink/rawland"
 	"github.com/lima-lake/lima/engine/source/sqldb"
 	"github.com/lima-lake/lima/flow"
+	"github.com/lima-lake/lima/internal/s3test"
 )
 
 // decodeExtract parses the landed CSV on its own (RFC 4180): a quoted
@@ -321,4 +323,64 @@ func show(s *string) string {
 		return "NULL"
 	}
 	return "\"" + *s + "\""
+}
+
+// TestPostgresExtractLandsRawS3: on an S3 warehouse raw/ is on by default;
+// the extract lands as an object whose bytes decode to the source rows and
+// hash to the manifest's SHA-256; a rerun with nothing new adds no object.
+func TestPostgresExtractLandsRawS3(t *testing.T) {
+	cl := s3test.Client(t)
+	bucket := s3test.Bucket(t, cl)
+	s3test.SetEnv(t)
+	ctx := context.Background()
+	schema, _, want := itemsTable(t)
+	ws, p := workspace(t, nil, itemsPlan(schema, "{warehouse: 's3://"+bucket+"/lake'}"))
+	if !p.RawEnabled() {
+		t.Fatal("raw/ is not on by default for an S3 warehouse")
+	}
+	out := runOnce(t, ws, p, flow.RunOptions{})
+	res := out.Result.Tables[0]
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	prefix := "lake/raw/erp/items/"
+	objs, err := cl.List(ctx, bucket, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(key string) []byte {
+		t.Helper()
+		r, err := cl.Get(ctx, bucket, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		b, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	var keys []string
+	for _, o := range objs {
+		keys = append(keys, o.Key)
+	}
+	// The load date is the run's start: the day before this check at most.
+	dir := prefix + "load_date=" + time.Now().UTC().Format("2006-01-02") + "/" + res.LoadID + "/"
+	if !slices.Contains(keys, dir+rawland.ExtractName) {
+		dir = prefix + "load_date=" + time.Now().UTC().Add(-time.Hour).Format("2006-01-02") + "/" + res.LoadID + "/"
+	}
+	if len(keys) != 2 || !slices.Contains(keys, dir+rawland.ExtractName) || !slices.Contains(keys, dir+rawland.ManifestName) {
+		t.Fatalf("raw/ objects %v, want the extract and manifest under %s", keys, dir)
+	}
+	verifyExtract(t, get(dir+rawland.ExtractName), get(dir+rawland.ManifestName), want(), res.LoadID)
+
+	out = runOnce(t, ws, p, flow.RunOptions{})
+	if err := out.Result.Tables[0].Err; err != nil {
+		t.Fatal(err)
+	}
+	again, err := cl.List(ctx, bucket, prefix)
+	if err != nil || len(again) != len(objs) {
+		t.Fatalf("a run with nothing new: %d raw/ objects, before %d (%v)", len(again), len(objs), err)
+	}
 }
