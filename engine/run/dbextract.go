@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -58,11 +59,13 @@ func (l *loader) startExtract(u source.Unit, r *sqldb.Reader) error {
 		return fmt.Errorf("raw/ extract: %w", err)
 	}
 	gz, _ := gzip.NewWriterLevel(f, gzip.BestSpeed)
-	e := &dbExtract{f: f, gz: gz, w: bufio.NewWriterSize(gz, 64<<10), ex: ex}
+	e := &dbExtract{f: f, gz: gz, w: newExtractBuffer(gz), ex: ex}
 	l.extract = e
 	e.writeRecord(ex.Columns, nil)
 	return e.err
 }
+
+func newExtractBuffer(w io.Writer) *bufio.Writer { return bufio.NewWriterSize(w, 64<<10) }
 
 // add writes one row as read.
 func (e *dbExtract) add(row source.Row) error {
