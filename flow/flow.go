@@ -217,8 +217,12 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: raw/ landing: %w", ErrPrecondition, err)
 	}
+	landExtract, err := rawExtractLander(ctx, o.Workspace, o.Plan, sess.started) // raw/ database extracts (flow/raw.go)
+	if err != nil {
+		return nil, fmt.Errorf("%w: raw/ landing: %w", ErrPrecondition, err)
+	}
 	res, err := run.Load(ctx, run.Options{Workspace: o.Workspace.Dir, Plan: o.Plan, Sink: sk, Quarantine: q, Tables: o.Tables,
-		FullRefresh: o.FullRefresh, RunID: runID, Progress: o.Progress, Land: land, OnlyFiles: o.OnlyFiles, AppendOnly: o.AppendOnly,
+		FullRefresh: o.FullRefresh, RunID: runID, Progress: o.Progress, Land: land, LandExtract: landExtract, OnlyFiles: o.OnlyFiles, AppendOnly: o.AppendOnly,
 		BeforeLoad: func(ctx context.Context, table, loadID string) error { return supersede(ctx, st, table, loadID, runID) },
 		KnownFixes: func(ctx context.Context, table string) (map[run.FixKey]run.KnownFix, error) {
 			return knownFixes(ctx, st, table)

@@ -51,3 +51,25 @@ func rawLander(ctx context.Context, ws Workspace, p *plan.Plan, started time.Tim
 		return err
 	}, nil
 }
+
+// rawExtractLander is the run's LandExtract hook when the plan lands raw/
+// (plan.RawEnabled): a database table's extract lands as
+// raw/<source>/<table>/load_date=…/<load-id>/extract.csv.gz with its
+// manifest. The load date is the run's start (UTC).
+func rawExtractLander(ctx context.Context, ws Workspace, p *plan.Plan, started time.Time) (func(ctx context.Context, table, loadID, path string, ex rawland.Extract) error, error) {
+	if !p.RawEnabled() {
+		return nil, nil
+	}
+	tgt, err := RawTarget(ctx, ws, p)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, table, loadID, path string, ex rawland.Extract) error {
+		t := p.Tables[table]
+		if t == nil || t.Source == nil {
+			return nil
+		}
+		_, err := tgt.LandExtract(ctx, t.Source.Name, table, loadID, started, path, ex)
+		return err
+	}, nil
+}

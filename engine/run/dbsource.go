@@ -161,6 +161,9 @@ func (l *loader) sourceTotals(ctx context.Context, u source.Unit, r *sqldb.Reade
 	}
 	l.tr.SourceTotals = st
 	l.dbReader = r
+	if err := l.startExtract(u, r); err != nil {
+		return err
+	}
 	// Delete detection reads the source's keys in the same snapshot.
 	return l.readSourceKeys(ctx, r)
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/lima-lake/lima/engine/clean"
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/sink"
+	"github.com/lima-lake/lima/engine/sink/rawland"
 	"github.com/lima-lake/lima/engine/source"
 	"github.com/lima-lake/lima/engine/source/files"
 	"github.com/lima-lake/lima/engine/source/s3src"
@@ -92,6 +93,11 @@ type Options struct {
 	// row is read: the raw/ layer copies the units there unchanged. An
 	// error fails the table; nothing of it is committed.
 	Land func(ctx context.Context, table, loadID string, src source.Source, units []source.Unit) error
+	// LandExtract, when set, lands the extract of a database table (its
+	// rows as read, written during the read to the temp file at path)
+	// after the read succeeded and before the commit. An error fails the
+	// table; nothing of it is committed. See dbextract.go.
+	LandExtract func(ctx context.Context, table, loadID, path string, ex rawland.Extract) error
 	// OnlyFiles limits a table's files to these names (a micro-batch of
 	// the watcher); a table not in the map reads all its files.
 	OnlyFiles map[string][]string
@@ -531,6 +537,7 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 		}
 	}
 	defer l.caster.Release()
+	defer func() { l.extract.discard() }()
 	if err := l.prepareDB(ctx, src, tbl); err != nil {
 		tr.Err = err
 		return
@@ -656,6 +663,13 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 				ErrErrorBudget, tr.RowsQuarantined, limit, name), pubErr)
 			return
 		}
+	}
+	// The database extract lands before anything is committed.
+	if err := l.landExtract(ctx); err != nil {
+		_ = staged.Discard(context.WithoutCancel(ctx))
+		_ = o.Quarantine.Discard(context.WithoutCancel(ctx), name, tr.LoadID)
+		tr.Err = err
+		return
 	}
 	if l.hist != nil {
 		// The history first, under the same load id (see history.go).
@@ -1066,6 +1080,8 @@ type loader struct {
 	up *upsert
 	// dbReader is the database reader of the load (nil for files).
 	dbReader *sqldb.Reader
+	// extract is the raw/ extract of a database read (dbextract.go).
+	extract *dbExtract
 	// hist stages the table's history (history: true); locs are the
 	// source locators of the rows of the pending batch.
 	hist *historyTee
@@ -1390,6 +1406,11 @@ func (l *loader) readUnit(ctx context.Context, src source.Source, u source.Unit,
 		}
 		if err != nil {
 			return fileErr(err)
+		}
+		if l.extract != nil {
+			if err := l.extract.add(row); err != nil {
+				return fr, err
+			}
 		}
 		fr.RowsRead++
 		l.tr.RowsRead++

@@ -64,6 +64,9 @@ type Manifest struct {
 	LoadDate string    `json:"load_date"`
 	Landed   time.Time `json:"landed_at"`
 	Files    []File    `json:"files"`
+	// Extract is set when the landing is a database extract (see
+	// LandExtract).
+	Extract *Extract `json:"extract,omitempty"`
 }
 
 // Prefix is the landing folder of a load, relative to the warehouse.
