@@ -99,12 +99,35 @@ func Open(ctx context.Context, o Options) (*Sink, error) {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
 	db.SetMaxOpenConns(1)
-	cat, err := sqlcat.NewCatalog("lima", db, sqlcat.SQLite, catalogProps(warehouse, o.S3))
+	// Opening creates the catalog's tables if missing, a write: while another
+	// process commits (a watcher, a scheduled run) SQLite can answer BUSY
+	// at once instead of waiting out the busy timeout, so opening retries
+	// for a bounded time.
+	var cat *sqlcat.Catalog
+	for wait, deadline := 20*time.Millisecond, time.Now().Add(15*time.Second); ; wait = min(2*wait, time.Second) {
+		cat, err = sqlcat.NewCatalog("lima", db, sqlcat.SQLite, catalogProps(warehouse, o.S3))
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-time.After(wait):
+			continue
+		}
+		break
+	}
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
 	return &Sink{opts: o, db: db, cat: cat}, nil
+}
+
+// isBusy reports SQLite's "database is locked" (SQLITE_BUSY).
+func isBusy(err error) bool {
+	m := err.Error()
+	return strings.Contains(m, "SQLITE_BUSY") || strings.Contains(m, "database is locked")
 }
 
 // Catalog exposes the underlying iceberg-go catalog (teardown, tests).
