@@ -897,6 +897,25 @@ func (b *bases) tableInventory(ctx context.Context, s TeardownScope, id table.Id
 
 // classify splits a table area's files into data, metadata and other.
 func (b *bases) classify(rel string, ti *TableInventory) {
+	b.walkFiles(rel, func(sub string, size int64) {
+		switch {
+		case strings.HasPrefix(sub, "data/"):
+			ti.DataFiles++
+			ti.DataBytes += size
+		case strings.HasPrefix(sub, "metadata/"):
+			ti.MetadataFiles++
+			ti.MetadataBytes += size
+		default:
+			ti.OtherFiles++
+			ti.OtherBytes += size
+		}
+	})
+}
+
+// walkFiles calls fn with the path below rel and the size of every regular
+// file in the warehouse folder rel (symbolic links are not followed and
+// nothing outside the warehouse is reached).
+func (b *bases) walkFiles(rel string, fn func(sub string, size int64)) {
 	r, err := os.OpenRoot(b.warehouse)
 	if err != nil {
 		return
@@ -914,18 +933,7 @@ func (b *bases) classify(rel string, ti *TableInventory) {
 		if err != nil {
 			return nil
 		}
-		sub := strings.TrimPrefix(strings.TrimPrefix(p, top), "/")
-		switch {
-		case strings.HasPrefix(sub, "data/"):
-			ti.DataFiles++
-			ti.DataBytes += info.Size()
-		case strings.HasPrefix(sub, "metadata/"):
-			ti.MetadataFiles++
-			ti.MetadataBytes += info.Size()
-		default:
-			ti.OtherFiles++
-			ti.OtherBytes += info.Size()
-		}
+		fn(strings.TrimPrefix(strings.TrimPrefix(p, top), "/"), info.Size())
 		return nil
 	})
 }

@@ -304,26 +304,7 @@ func (b *bases) hiveInventory(ctx context.Context, s TeardownScope, inv *Invento
 }
 
 func (b *bases) classifyHiveLocal(rel string, ti *TableInventory) {
-	r, err := os.OpenRoot(b.warehouse)
-	if err != nil {
-		return
-	}
-	defer r.Close()
-	top := filepath.ToSlash(rel)
-	if fi, err := r.Lstat(rel); err != nil || !fi.IsDir() {
-		return
-	}
-	_ = fs.WalkDir(r.FS(), top, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Type()&fs.ModeSymlink != 0 {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return nil
-		}
-		classifyHive(strings.TrimPrefix(strings.TrimPrefix(p, top), "/"), info.Size(), ti)
-		return nil
-	})
+	b.walkFiles(rel, func(sub string, size int64) { classifyHive(sub, size, ti) })
 }
 
 // s3Table is a table whose objects lie under prefix.

@@ -55,6 +55,7 @@ import (
 	"github.com/lima-lake/lima/engine/sink"
 	"github.com/lima-lake/lima/engine/source"
 	"github.com/lima-lake/lima/internal/faultpoint"
+	"github.com/lima-lake/lima/internal/fsx"
 )
 
 // Snapshot properties of a change-capture commit.
@@ -264,11 +265,7 @@ func unitSHA256(ctx context.Context, src source.Source, u source.Unit) (string, 
 		return "", err
 	}
 	defer rc.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, rc); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return fsx.SHA256(rc)
 }
 
 func fileSHA256(path string) (string, error) {
@@ -277,11 +274,7 @@ func fileSHA256(path string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return fsx.SHA256(f)
 }
 
 // historyColumns are the columns a history table adds to the table's.
@@ -413,21 +406,11 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 			rs.specs = slices.Delete(rs.specs, i, i+1)
 		}
 	}
-	tr.Columns, tr.Types, tr.Required = rs.cols, rs.types, rs.required
-	tr.Findings = rs.findings
-	tr.Keys = t.Load.Keys
-	spec, err := tableSpec(o.Plan, name, t, rs)
+	tbl, err := openTable(ctx, o, name, t, rs, tr, prog)
 	if err != nil {
 		tr.Err = err
 		return
 	}
-	prog.Phase.Store("opening table")
-	tbl, err := o.Sink.OpenTable(ctx, spec)
-	if err != nil {
-		tr.Err = err
-		return
-	}
-	tr.Table = tbl
 	kd, ok := tbl.(sink.KeyDeleter)
 	if !ok {
 		tr.Err = errors.New("change capture needs a sink that deletes rows by key (Iceberg)")

@@ -445,28 +445,17 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 		tr.Err = err
 		return
 	}
-	tr.Columns, tr.Types, tr.Required = rs.cols, rs.types, rs.required
-	tr.Findings = rs.findings
-	tr.Keys = t.Load.Keys
 	for _, p := range t.Partition {
 		pf, err := plan.ParsePartition(p)
 		if err == nil {
 			tr.PartitionColumns = append(tr.PartitionColumns, pf.Column)
 		}
 	}
-
-	spec, err := tableSpec(o.Plan, name, t, rs)
+	tbl, err := openTable(ctx, o, name, t, rs, tr, prog)
 	if err != nil {
 		tr.Err = err
 		return
 	}
-	prog.Phase.Store("opening table")
-	tbl, err := o.Sink.OpenTable(ctx, spec)
-	if err != nil {
-		tr.Err = err
-		return
-	}
-	tr.Table = tbl
 
 	// A database table has no size or modification time to fingerprint:
 	// every run reads it afresh (a full load replaces the table's files).
@@ -1342,6 +1331,25 @@ func (l *loader) readAll(ctx context.Context, src source.Source, units []source.
 		return err
 	}
 	return l.flush(ctx)
+}
+
+// openTable records the resolved columns on the result and opens the lake
+// table (creating it when missing).
+func openTable(ctx context.Context, o Options, name string, t *plan.Table, rs *resolved, tr *TableResult, prog *TableProgress) (sink.Table, error) {
+	tr.Columns, tr.Types, tr.Required = rs.cols, rs.types, rs.required
+	tr.Findings = rs.findings
+	tr.Keys = t.Load.Keys
+	spec, err := tableSpec(o.Plan, name, t, rs)
+	if err != nil {
+		return nil, err
+	}
+	prog.Phase.Store("opening table")
+	tbl, err := o.Sink.OpenTable(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	tr.Table = tbl
+	return tbl, nil
 }
 
 // nonData accounts for a row that carries no data — a header or blank line

@@ -30,6 +30,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/lima-lake/lima/engine/source"
+	"github.com/lima-lake/lima/internal/fsx"
 	"github.com/lima-lake/lima/internal/s3x"
 )
 
@@ -232,11 +233,7 @@ func (t Target) Checksum(ctx context.Context, location string) (string, error) {
 		return "", err
 	}
 	defer r.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, r); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return fsx.SHA256(r)
 }
 
 type countReader struct {
