@@ -253,25 +253,26 @@ func validLock(name, owner string, ttl time.Duration) error {
 
 // prepare validates and normalizes a batch for AddPending and sets the
 // fields the store decides.
-func prepare(ex []Exception) error {
+func prepare(ex []Exception) ([]string, error) {
 	t := now()
+	idents := make([]string, len(ex))
 	for i := range ex {
 		e := &ex[i]
 		if err := required("table", e.Table); err != nil {
-			return fmt.Errorf("exception %d: %w", i, err)
+			return nil, fmt.Errorf("exception %d: %w", i, err)
 		}
 		if err := required("load id", e.LoadID); err != nil {
-			return fmt.Errorf("exception %d: %w", i, err)
+			return nil, fmt.Errorf("exception %d: %w", i, err)
 		}
 		switch e.Level {
 		case "":
 			e.Level = LevelRow
 		case LevelRow, LevelFile:
 		default:
-			return fmt.Errorf("exception %d: %w", i, invalid("level %q (want row or file)", e.Level))
+			return nil, fmt.Errorf("exception %d: %w", i, invalid("level %q (want row or file)", e.Level))
 		}
 		if err := validFailures(e.Failures); err != nil {
-			return fmt.Errorf("exception %d: %w", i, err)
+			return nil, fmt.Errorf("exception %d: %w", i, err)
 		}
 		e.RunID, e.LoadID, e.Table = cleanText(e.RunID), cleanText(e.LoadID), cleanText(e.Table)
 		e.File, e.Key, e.Encoding = cleanText(e.File), cleanText(e.Key), cleanText(e.Encoding)
@@ -288,8 +289,10 @@ func prepare(ex []Exception) error {
 		e.Deadline = micro(e.Deadline)
 		e.Status, e.State = StatusOpen, StatePending
 		e.CreatedAt, e.UpdatedAt = t, t
+		e.LastLoadID, e.LastSeenAt, e.SupersededBy = e.LoadID, t, ""
+		idents[i] = identOf(*e)
 	}
-	return nil
+	return idents, nil
 }
 
 func jsonText(v any) (string, error) {
@@ -302,22 +305,6 @@ func mapText(m map[string]string) (any, error) {
 		return nil, nil
 	}
 	return jsonText(m)
-}
-
-func (c *core) Publish(ctx context.Context, table, loadID string) (int64, error) {
-	table, loadID = cleanText(table), cleanText(loadID)
-	var n int64
-	err := c.b.inTx(ctx, func(q querier) error {
-		if _, err := q.exec(ctx, `UPDATE {exception_rules} SET state = 'committed' WHERE state = 'pending' AND exception_id IN
-  (SELECT id FROM {exceptions} WHERE table_name = ? AND load_id = ? AND state = 'pending')`, table, loadID); err != nil {
-			return err
-		}
-		var err error
-		n, err = q.exec(ctx, `UPDATE {exceptions} SET state = 'committed', updated_at = ? WHERE table_name = ? AND load_id = ? AND state = 'pending'`,
-			c.b.ts(now()), table, loadID)
-		return err
-	})
-	return n, err
 }
 
 func (c *core) DiscardPending(ctx context.Context, table, loadID string) (int64, error) {
@@ -355,17 +342,20 @@ func (c *core) PendingLoads(ctx context.Context) ([]LoadRef, error) {
 // ---- exceptions: reading ----
 
 const exCols = `e.id, e.run_id, e.load_id, e.table_name, e.level, e.file, e.line, e.row_num, e.row_key, e.raw, e.encoding,
- e.failures, e.owner, e.deadline, e.status, e.state, e.fixed, e.created_at, e.updated_at, e.replay_load_id, e.row_values`
+ e.failures, e.owner, e.deadline, e.status, e.state, e.fixed, e.created_at, e.updated_at, e.replay_load_id, e.row_values,
+ e.last_load_id, e.last_seen_at, e.superseded_by`
 
 func scanException(rs rows) (Exception, error) {
 	var e Exception
 	var failures string
 	var fixed, values *string
-	var deadline, created, updated dbTime
+	var deadline, created, updated, lastSeen dbTime
 	if err := rs.Scan(&e.ID, &e.RunID, &e.LoadID, &e.Table, &e.Level, &e.File, &e.Line, &e.Row, &e.Key, &e.Raw, &e.Encoding,
-		&failures, &e.Owner, &deadline, &e.Status, &e.State, &fixed, &created, &updated, &e.ReplayLoadID, &values); err != nil {
+		&failures, &e.Owner, &deadline, &e.Status, &e.State, &fixed, &created, &updated, &e.ReplayLoadID, &values,
+		&e.LastLoadID, &lastSeen, &e.SupersededBy); err != nil {
 		return e, err
 	}
+	e.LastSeenAt = lastSeen.T
 	if values != nil && *values != "" {
 		if err := json.Unmarshal([]byte(*values), &e.Values); err != nil {
 			return e, fmt.Errorf("ledger: exception %d: values: %w", e.ID, err)
@@ -458,7 +448,7 @@ func (c *core) fromE(f Filter) sel {
 	}
 	c.conds(&s, f, "e")
 	if f.LoadID != "" {
-		s.add(`e.load_id = ?`, cleanText(f.LoadID))
+		s.add(`(e.load_id = ? OR e.last_load_id = ?)`, cleanText(f.LoadID), cleanText(f.LoadID))
 	}
 	return s
 }
@@ -472,7 +462,7 @@ func (c *core) fromG(f Filter) sel {
 	c.conds(&s, f, "g")
 	if f.LoadID != "" {
 		s.from += ` JOIN {exceptions} e ON e.id = g.exception_id`
-		s.add(`e.load_id = ?`, cleanText(f.LoadID))
+		s.add(`(e.load_id = ? OR e.last_load_id = ?)`, cleanText(f.LoadID), cleanText(f.LoadID))
 	}
 	return s
 }

@@ -18,6 +18,17 @@
 //	 │                 │  └─Resolve (fixed values merge)
 //	 │                 └──Reopen (replay failed again) ──► open
 //	 └──Waive──► waived ◄──Waive── fixed
+//	open, fixed ──Supersede (row gone from the source)──► superseded
+//	superseded ──Publish meets the row again──► open (fixed if it has a fix)
+//
+// Identity: an exception is one bad row (or file) for its whole life —
+// its table, its source position (the file and the record's line and
+// bytes; the key of a database row; the file's fingerprint for a whole
+// file) and its rules. Publish settles a load's pending exceptions against
+// the committed ones: one that is already there is updated (seen again:
+// LastLoadID, LastSeenAt) instead of opening another, so a queue counts
+// distinct bad rows. Supersede closes what a load that replaced the table
+// no longer met.
 //
 // Every change is recorded as an Event with who did it. Text fields are
 // stored as valid UTF-8 without NUL bytes (invalid sequences and NUL become
@@ -91,6 +102,17 @@ type Store interface {
 	Resolve(ctx context.Context, id int64, fixed map[string]string, by, note string) error
 	// Waive moves open|fixed → waived; reason is required.
 	Waive(ctx context.Context, id int64, reason, by string) error
+	// Supersede closes, as superseded by loadID, every open or fixed
+	// committed exception of table that loadID did not meet (its
+	// LastLoadID is another load): loadID replaced the table, and these
+	// rows are no longer in the source. met are exceptions the load met
+	// without holding them back (a recorded fix applied): they count as
+	// seen. It returns how many were closed.
+	Supersede(ctx context.Context, table, loadID string, met []int64, by string) (int64, error)
+	// LoadCounts says what a load did to the table's queue: exceptions
+	// first seen in it, seen again in it (first seen earlier), and closed
+	// as superseded by it.
+	LoadCounts(ctx context.Context, table, loadID string) (LoadCounts, error)
 	// MarkReplayed moves fixed → replayed, recording the replay load id
 	// (all or nothing).
 	MarkReplayed(ctx context.Context, ids []int64, replayLoadID, by string) error
@@ -116,6 +138,9 @@ const (
 	StatusFixed    = "fixed"
 	StatusReplayed = "replayed"
 	StatusWaived   = "waived"
+	// StatusSuperseded: the row is no longer in the source (a load that
+	// replaced the table did not meet it); SupersededBy names that load.
+	StatusSuperseded = "superseded"
 )
 
 // States of an exception: pending until the load's snapshot is committed.
@@ -132,6 +157,8 @@ const (
 	ActionWaive    = "waive"
 	ActionReplayed = "replayed"
 	ActionReopen   = "reopen"
+	// ActionSupersede closes an exception whose row left the source.
+	ActionSupersede = "supersede"
 )
 
 // CountBy fields.
@@ -180,6 +207,26 @@ type Exception struct {
 	CreatedAt    time.Time         `json:"created_at"`
 	UpdatedAt    time.Time         `json:"updated_at"`
 	ReplayLoadID string            `json:"replay_load_id,omitempty"`
+	// LastLoadID is the newest load that met this row (LoadID is the
+	// first); LastSeenAt when. Set by the store.
+	LastLoadID string    `json:"last_load_id,omitempty"`
+	LastSeenAt time.Time `json:"last_seen_at,omitzero"`
+	// SupersededBy is the load that replaced the table without this row.
+	SupersededBy string `json:"superseded_by,omitempty"`
+	// Fingerprint identifies the file of a file-level exception (its
+	// size and modification time or ETag): part of its identity, not
+	// stored on its own.
+	Fingerprint string `json:"-"`
+}
+
+// LoadCounts is what one load did to its table's exception queue.
+type LoadCounts struct {
+	// New: first seen in this load.
+	New int64 `json:"new"`
+	// SeenAgain: first seen in an earlier load, met again by this one.
+	SeenAgain int64 `json:"seen_again"`
+	// Gone: closed as superseded by this load.
+	Gone int64 `json:"gone"`
 }
 
 // Rules returns the distinct rules of the failures, in order.
@@ -208,8 +255,10 @@ type Filter struct {
 	// Overdue selects Deadline < Now with status open or fixed.
 	Overdue bool `json:"overdue,omitempty"`
 	// Now is the reference time of Overdue; zero means time.Now().
-	Now    time.Time `json:"now,omitzero"`
-	LoadID string    `json:"load_id,omitempty"`
+	Now time.Time `json:"now,omitzero"`
+	// LoadID selects the exceptions that load met: first seen in it, or
+	// seen again in it (last seen).
+	LoadID string `json:"load_id,omitempty"`
 }
 
 // Page asks for one page of List, ordered by id.
@@ -335,7 +384,7 @@ func validFailures(fs []Failure) error {
 
 func validStatus(s string) bool {
 	switch s {
-	case StatusOpen, StatusFixed, StatusReplayed, StatusWaived:
+	case StatusOpen, StatusFixed, StatusReplayed, StatusWaived, StatusSuperseded:
 		return true
 	}
 	return false

@@ -192,6 +192,80 @@ var migrations = []migration{
 		SQLite:   []string{`ALTER TABLE {exceptions} ADD COLUMN row_values TEXT`},
 		Postgres: []string{`ALTER TABLE {exceptions} ADD COLUMN row_values text`},
 	},
+	{
+		Version: 3,
+		Name:    "exception identity: ident, last seen, superseded",
+		// SQLite cannot change a CHECK constraint in place: the table is
+		// rebuilt (its rules and events are kept aside, since dropping the
+		// table cascades to them), keeping ids and the id sequence.
+		SQLite: append([]string{
+			`CREATE TABLE {exceptions_new} (
+  id             INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id         TEXT NOT NULL,
+  load_id        TEXT NOT NULL,
+  table_name     TEXT NOT NULL,
+  level          TEXT NOT NULL CHECK (level IN ('row', 'file')),
+  file           TEXT NOT NULL DEFAULT '',
+  line           INTEGER NOT NULL DEFAULT 0,
+  row_num        INTEGER NOT NULL DEFAULT 0,
+  row_key        TEXT NOT NULL DEFAULT '',
+  raw            BLOB,
+  encoding       TEXT NOT NULL DEFAULT '',
+  failures       TEXT NOT NULL,
+  owner          TEXT NOT NULL DEFAULT '',
+  deadline       INTEGER,
+  status         TEXT NOT NULL CHECK (status IN ('open', 'fixed', 'replayed', 'waived', 'superseded')),
+  state          TEXT NOT NULL CHECK (state IN ('pending', 'committed')),
+  fixed          TEXT,
+  created_at     INTEGER NOT NULL,
+  updated_at     INTEGER NOT NULL,
+  replay_load_id TEXT NOT NULL DEFAULT '',
+  row_values     TEXT,
+  ident          TEXT NOT NULL DEFAULT '',
+  last_load_id   TEXT NOT NULL DEFAULT '',
+  last_seen_at   INTEGER,
+  superseded_by  TEXT NOT NULL DEFAULT ''
+) STRICT`,
+			`INSERT INTO {exceptions_new} (id, run_id, load_id, table_name, level, file, line, row_num, row_key, raw, encoding, failures, owner,
+  deadline, status, state, fixed, created_at, updated_at, replay_load_id, row_values, last_load_id, last_seen_at)
+  SELECT id, run_id, load_id, table_name, level, file, line, row_num, row_key, raw, encoding, failures, owner,
+  deadline, status, state, fixed, created_at, updated_at, replay_load_id, row_values, load_id, updated_at FROM {exceptions}`,
+			`DELETE FROM sqlite_sequence WHERE name = 'exceptions_new'`,
+			`INSERT INTO sqlite_sequence (name, seq) SELECT 'exceptions_new', seq FROM sqlite_sequence WHERE name = 'exceptions'`,
+			`CREATE TABLE {exception_rules_keep} AS SELECT * FROM {exception_rules}`,
+			`CREATE TABLE {exception_events_keep} AS SELECT * FROM {exception_events}`,
+			`DROP TABLE {exceptions}`,
+			`ALTER TABLE {exceptions_new} RENAME TO {exceptions}`,
+			`INSERT INTO {exception_rules} SELECT * FROM {exception_rules_keep}`,
+			`INSERT INTO {exception_events} SELECT * FROM {exception_events_keep}`,
+			`DROP TABLE {exception_rules_keep}`,
+			`DROP TABLE {exception_events_keep}`,
+			`CREATE INDEX {exceptions_pending} ON {exceptions} (table_name, load_id) WHERE state = 'pending'`,
+			`CREATE INDEX {exceptions_c_owner} ON {exceptions} (owner, id) WHERE state = 'committed'`,
+			`CREATE INDEX {exceptions_c_table} ON {exceptions} (table_name, id) WHERE state = 'committed'`,
+			`CREATE INDEX {exceptions_c_status} ON {exceptions} (status, id) WHERE state = 'committed'`,
+			`CREATE INDEX {exceptions_c_load} ON {exceptions} (load_id, id) WHERE state = 'committed'`,
+			`CREATE INDEX {exceptions_c_due} ON {exceptions} (deadline, id) WHERE state = 'committed' AND status IN ('open', 'fixed')`,
+			`CREATE INDEX {exceptions_c_owner_due} ON {exceptions} (owner, deadline) WHERE state = 'committed' AND status IN ('open', 'fixed')`,
+		}, identityIndexes...),
+		Postgres: append([]string{
+			`ALTER TABLE {exceptions} DROP CONSTRAINT IF EXISTS exceptions_status_check`,
+			`ALTER TABLE {exceptions} ADD CONSTRAINT exceptions_status_check CHECK (status IN ('open', 'fixed', 'replayed', 'waived', 'superseded'))`,
+			`ALTER TABLE {exceptions} ADD COLUMN ident text NOT NULL DEFAULT '', ADD COLUMN last_load_id text NOT NULL DEFAULT '',
+  ADD COLUMN last_seen_at timestamptz, ADD COLUMN superseded_by text NOT NULL DEFAULT ''`,
+			`UPDATE {exceptions} SET last_load_id = load_id, last_seen_at = updated_at`,
+		}, identityIndexes...),
+	},
+}
+
+// identityIndexes serve Publish (the committed exception of an identity),
+// Filter.LoadID (last seen), LoadCounts (superseded by) and the backfill of
+// identities after migration 3.
+var identityIndexes = []string{
+	`CREATE INDEX {exceptions_c_ident} ON {exceptions} (table_name, ident) WHERE state = 'committed'`,
+	`CREATE INDEX {exceptions_c_last} ON {exceptions} (last_load_id, id) WHERE state = 'committed'`,
+	`CREATE INDEX {exceptions_superseded} ON {exceptions} (superseded_by) WHERE superseded_by <> ''`,
+	`CREATE INDEX {exceptions_no_ident} ON {exceptions} (id) WHERE ident = ''`,
 }
 
 // migrator is what a backend provides to run the migrations.

@@ -72,6 +72,10 @@ func openPostgres(ctx context.Context, dsn string, list []migration, opts ...Pos
 		pool.Close()
 		return nil, err
 	}
+	if err := s.backfillIdents(ctx, len(list)); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("ledger: exception identities: %w", err)
+	}
 	return s, nil
 }
 
@@ -188,7 +192,8 @@ WHERE l.owner = excluded.owner OR l.expires_at <= clock_timestamp()`,
 }
 
 var exceptionColumns = []string{"id", "run_id", "load_id", "table_name", "level", "file", "line", "row_num", "row_key", "raw", "encoding",
-	"failures", "owner", "deadline", "status", "state", "fixed", "created_at", "updated_at", "replay_load_id", "row_values"}
+	"failures", "owner", "deadline", "status", "state", "fixed", "created_at", "updated_at", "replay_load_id", "row_values",
+	"ident", "last_load_id", "last_seen_at"}
 
 // AddPending reserves the ids from the sequence, then COPYs the batch.
 func (s *PostgresStore) AddPending(ctx context.Context, ex []Exception) error {
@@ -196,10 +201,11 @@ func (s *PostgresStore) AddPending(ctx context.Context, ex []Exception) error {
 		return nil
 	}
 	batch := slices.Clone(ex)
-	if err := prepare(batch); err != nil {
+	idents, err := prepare(batch)
+	if err != nil {
 		return err
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		seq := quoteIdent(s.schema) + "." + quoteIdent("exceptions_id_seq")
 		rs, err := tx.Query(ctx, `SELECT nextval($1::regclass) FROM generate_series(1, $2)`, seq, len(batch))
 		if err != nil {
@@ -235,7 +241,8 @@ func (s *PostgresStore) AddPending(ctx context.Context, ex []Exception) error {
 				return err
 			}
 			erows[i] = []any{e.ID, e.RunID, e.LoadID, e.Table, e.Level, e.File, e.Line, e.Row, e.Key, e.Raw, e.Encoding,
-				fs, e.Owner, s.ts(e.Deadline), e.Status, e.State, fx, s.ts(e.CreatedAt), s.ts(e.UpdatedAt), "", vals}
+				fs, e.Owner, s.ts(e.Deadline), e.Status, e.State, fx, s.ts(e.CreatedAt), s.ts(e.UpdatedAt), "", vals,
+				idents[i], e.LastLoadID, s.ts(e.LastSeenAt)}
 			for _, r := range rulesOf(e.Failures) {
 				rules = append(rules, ruleRow{e, r})
 			}

@@ -67,6 +67,10 @@ func openSQLite(path string, list []migration) (*SQLiteStore, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := s.backfillIdents(ctx, len(list)); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("ledger: exception identities: %w", err)
+	}
 	// Refresh the planner's statistics when a table grew a lot since the
 	// last ANALYZE (SQLite's heuristic: 25x); a no-op otherwise. Sampled
 	// statistics (analysis_limit) are not used: the leading columns of the
@@ -218,13 +222,14 @@ func (s *SQLiteStore) AddPending(ctx context.Context, ex []Exception) error {
 		return nil
 	}
 	batch := slices.Clone(ex)
-	if err := prepare(batch); err != nil {
+	idents, err := prepare(batch)
+	if err != nil {
 		return err
 	}
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err = s.tx(ctx, func(tx *sql.Tx) error {
 		insE, err := tx.PrepareContext(ctx, s.w.sql(`INSERT INTO {exceptions} (run_id, load_id, table_name, level, file, line, row_num, row_key, raw, encoding,
-  failures, owner, deadline, status, state, fixed, created_at, updated_at, replay_load_id, row_values)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
+  failures, owner, deadline, status, state, fixed, created_at, updated_at, replay_load_id, row_values, ident, last_load_id, last_seen_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
 		if err != nil {
 			return err
 		}
@@ -255,7 +260,7 @@ func (s *SQLiteStore) AddPending(ctx context.Context, ex []Exception) error {
 				return err
 			}
 			res, err := insE.ExecContext(ctx, e.RunID, e.LoadID, e.Table, e.Level, e.File, e.Line, e.Row, e.Key, e.Raw, e.Encoding,
-				fs, e.Owner, s.ts(e.Deadline), e.Status, e.State, fx, s.ts(e.CreatedAt), s.ts(e.UpdatedAt), "", vals)
+				fs, e.Owner, s.ts(e.Deadline), e.Status, e.State, fx, s.ts(e.CreatedAt), s.ts(e.UpdatedAt), "", vals, idents[i], e.LastLoadID, s.ts(e.LastSeenAt))
 			if err != nil {
 				return err
 			}

@@ -158,6 +158,19 @@ func TestSQLiteUpgrade(t *testing.T) {
 VALUES ('r', 'l', 't', 'row', '[{"rule":"x","reason":"y"}]', 'open', 'committed', 1, 1)`); err != nil {
 		t.Fatal(err)
 	}
+	// Its rule, an event, and a discarded later id: version 3 rebuilds
+	// the table and must keep all three (ids are never reused).
+	for _, q := range []string{
+		`INSERT INTO exception_rules (exception_id, rule, table_name, owner, status, state) VALUES (1, 'x', 't', '', 'open', 'committed')`,
+		`INSERT INTO exception_events (exception_id, at, actor, action, from_status, to_status, note) VALUES (1, 2, 'ops', 'assign', 'open', 'open', 'n')`,
+		`INSERT INTO exceptions (run_id, load_id, table_name, level, failures, status, state, created_at, updated_at)
+VALUES ('r', 'l', 't', 'row', '[{"rule":"x","reason":"y"}]', 'open', 'pending', 1, 1)`,
+		`DELETE FROM exceptions WHERE id = 2`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
 	db.Close()
 	s, err := ledger.OpenSQLite(path)
 	if err != nil {
@@ -167,10 +180,25 @@ VALUES ('r', 'l', 't', 'row', '[{"rule":"x","reason":"y"}]', 'open', 'committed'
 	db = openRaw(t, path)
 	defer db.Close()
 	var v int
-	if err := db.QueryRow(`SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil || v != 2 {
-		t.Fatalf("schema version after upgrade %d, %v; want 2", v, err)
+	if err := db.QueryRow(`SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil || v != 3 {
+		t.Fatalf("schema version after upgrade %d, %v; want 3", v, err)
+	}
+	ctx := context.Background()
+	if n, err := s.Count(ctx, ledger.Filter{Rule: "x"}); err != nil || n != 1 {
+		t.Fatalf("rules after the rebuild: %d %v, want 1", n, err)
+	}
+	if h, err := s.History(ctx, 1); err != nil || len(h) != 2 || h[1].Action != "assign" || h[1].Note != "n" {
+		t.Fatalf("history after the rebuild: %+v %v", h, err)
 	}
 	checkUpgraded(t, s)
+	var top int64
+	if err := db.QueryRow(`SELECT max(id) FROM exceptions`).Scan(&top); err != nil || top <= 2 {
+		t.Fatalf("a new exception after upgrade got id %d (%v): the id of a discarded row was reused", top, err)
+	}
+	var fk int
+	if err := db.QueryRow(`SELECT count(*) FROM pragma_foreign_key_check`).Scan(&fk); err != nil || fk != 0 {
+		t.Fatalf("foreign key violations after the rebuild: %d %v", fk, err)
+	}
 }
 
 // checkUpgraded checks the row written at version 1 and that version 2's
@@ -192,5 +220,16 @@ func checkUpgraded(t *testing.T, s ledger.Store) {
 	got, err := s.Get(ctx, in[0].ID)
 	if err != nil || got.Values["a"] != "1" || len(got.Values) != 1 {
 		t.Fatalf("values after upgrade: %v, %v", got.Values, err)
+	}
+	// Version 3: the old row was last seen in its own load, and can be
+	// superseded.
+	if es[0].LastLoadID != "l" {
+		t.Fatalf("old row last seen in %q, want l", es[0].LastLoadID)
+	}
+	if n, err := s.Supersede(ctx, "t", "l9", nil, "lima"); err != nil || n != 1 {
+		t.Fatalf("Supersede after upgrade: %d %v", n, err)
+	}
+	if e, err := s.Get(ctx, es[0].ID); err != nil || e.Status != ledger.StatusSuperseded || e.SupersededBy != "l9" {
+		t.Fatalf("old row after Supersede: %+v %v", e, err)
 	}
 }

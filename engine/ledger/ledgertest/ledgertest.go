@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,6 +56,8 @@ func Run(t *testing.T, open Open) {
 	t.Run("Queue", func(t *testing.T) { testQueue(t, open(t)) })
 	t.Run("PagingConcurrentInserts", func(t *testing.T) { testPagingInserts(t, open(t)) })
 	t.Run("BadInput", func(t *testing.T) { testBadInput(t, open(t)) })
+	t.Run("Identity", func(t *testing.T) { testIdentity(t, open(t)) })
+	t.Run("Supersede", func(t *testing.T) { testSupersede(t, open(t)) })
 }
 
 var ctx = context.Background()
@@ -81,8 +84,13 @@ func wantErr(t *testing.T, what string, err, want error) {
 	}
 }
 
+// exLine gives every exception ex makes its own line: distinct bad rows
+// (a store keeps one exception per identity — table, position, rules).
+var exLine atomic.Int64
+
 func ex(table, load, owner string, deadline time.Time, rules ...string) ledger.Exception {
-	e := ledger.Exception{RunID: "run-1", LoadID: load, Table: table, Level: "row", File: table + ".csv", Line: 2, Row: 2,
+	line := 2 + exLine.Add(1)
+	e := ledger.Exception{RunID: "run-1", LoadID: load, Table: table, Level: "row", File: table + ".csv", Line: line, Row: line,
 		Raw: []byte("x,y\n"), Encoding: "utf-8", Owner: owner, Deadline: deadline}
 	for _, r := range rules {
 		e.Failures = append(e.Failures, ledger.Failure{Column: "c", Value: "v", Rule: r, Reason: r + " failed"})
@@ -466,6 +474,7 @@ func testText(t *testing.T, s ledger.Store) {
 	e.Failures = []ledger.Failure{{Column: "c\x00", Value: "\xffv\x00", Rule: "r\xff", Reason: "bad\x00"}}
 	e.Raw = []byte("k\x00\xff")
 	e.Values = map[string]string{"k": "k\x00\xff"}
+	e.Line, e.Row = 2, 2
 	id := committed(t, s, e)[0]
 	got := get(t, s, id)
 	want := ledger.Exception{
@@ -1091,4 +1100,196 @@ func testBadInput(t *testing.T, s ledger.Store) {
 	if err := s.AddPending(cctx, []ledger.Exception{ex("t", "lc", "", past, "r")}); err == nil {
 		t.Error("AddPending with a cancelled context succeeded")
 	}
+}
+
+// row is a bad row of a text file at a line, with its bytes and rules.
+func row(table, load, file string, line int64, raw string, rules ...string) ledger.Exception {
+	e := ledger.Exception{RunID: "run-" + load, LoadID: load, Table: table, Level: "row", File: file, Line: line, Row: line - 1, Raw: []byte(raw)}
+	for _, r := range rules {
+		e.Failures = append(e.Failures, ledger.Failure{Column: "c", Value: "v", Rule: r, Reason: r + " failed"})
+	}
+	return e
+}
+
+func publish(t *testing.T, s ledger.Store, table, load string, es ...ledger.Exception) int64 {
+	t.Helper()
+	if len(es) > 0 {
+		must(t, s.AddPending(ctx, es))
+	}
+	n, err := s.Publish(ctx, table, load)
+	must(t, err)
+	return n
+}
+
+func loadCounts(t *testing.T, s ledger.Store, table, load string, want ledger.LoadCounts) {
+	t.Helper()
+	got, err := s.LoadCounts(ctx, table, load)
+	must(t, err)
+	if got != want {
+		t.Fatalf("LoadCounts(%s, %s) = %+v, want %+v", table, load, got, want)
+	}
+}
+
+// testIdentity: a load that meets a bad row already in the queue updates
+// that exception (seen again) instead of opening another; a different
+// position, different bytes at the same line, a different rule, another
+// table or a database key are other rows. Counts are by hand.
+func testIdentity(t *testing.T, s ledger.Store) {
+	// L1: three bad rows of a.csv, one file exception, two database rows.
+	dbRow := func(load, key string) ledger.Exception {
+		return ledger.Exception{LoadID: load, Table: "t", Level: "row", File: "erp.inspections", Row: 7, Key: key,
+			Raw: []byte("row as read " + load), Failures: []ledger.Failure{{Rule: "range", Reason: "too big"}}}
+	}
+	file := func(load, fp string) ledger.Exception {
+		return ledger.Exception{LoadID: load, Table: "t", Level: "file", File: "b.csv", Fingerprint: fp,
+			Failures: []ledger.Failure{{Rule: "file", Reason: "binary"}}}
+	}
+	if n := publish(t, s, "t", "L1",
+		row("t", "L1", "a.csv", 3, "1,x", "cast"), row("t", "L1", "a.csv", 5, "2,y", "cast"), row("t", "L1", "a.csv", 9, "3,z", "cast", "range"),
+		file("L1", "size=10;mtime=1"), dbRow("L1", "id=7"), dbRow("L1", "id=8")); n != 6 {
+		t.Fatalf("Publish L1 = %d, want 6", n)
+	}
+	loadCounts(t, s, "t", "L1", ledger.LoadCounts{New: 6})
+	first := listAll(t, s, ledger.Filter{Table: "t"}, 100, false)
+	if len(first) != 6 {
+		t.Fatalf("after L1: %d exceptions, want 6", len(first))
+	}
+	// L2 meets the same rows again — the database rows at other record
+	// numbers, with other bytes — and resolves nothing.
+	d7, d8 := dbRow("L2", "id=7"), dbRow("L2", "id=8")
+	d7.Row, d8.Row = 1, 2
+	if n := publish(t, s, "t", "L2",
+		row("t", "L2", "a.csv", 3, "1,x", "cast"), row("t", "L2", "a.csv", 5, "2,y", "cast"), row("t", "L2", "a.csv", 9, "3,z", "range", "cast"),
+		file("L2", "size=10;mtime=1"), d7, d8); n != 6 {
+		t.Fatalf("Publish L2 = %d, want 6 settled", n)
+	}
+	if got := listAll(t, s, ledger.Filter{Table: "t"}, 100, false); !slices.Equal(got, first) {
+		t.Fatalf("after the same rows again: exceptions %v, want still %v", got, first)
+	}
+	loadCounts(t, s, "t", "L2", ledger.LoadCounts{SeenAgain: 6})
+	loadCounts(t, s, "t", "L1", ledger.LoadCounts{New: 6})
+	for _, id := range first {
+		e := get(t, s, id)
+		if e.LoadID != "L1" || e.LastLoadID != "L2" || e.Status != "open" || e.State != "committed" || e.LastSeenAt.Before(e.CreatedAt) {
+			t.Fatalf("exception %d: first %s last %s status %s state %s seen %v created %v", id, e.LoadID, e.LastLoadID, e.Status, e.State, e.LastSeenAt, e.CreatedAt)
+		}
+	}
+	// The filter by load finds what a load met: first seen or seen again.
+	if n, err := s.Count(ctx, ledger.Filter{LoadID: "L2"}); err != nil || n != 6 {
+		t.Fatalf("Count(load L2) = %d %v, want 6", n, err)
+	}
+	if n, err := s.Count(ctx, ledger.Filter{LoadID: "L2", Rule: "range"}); err != nil || n != 3 {
+		t.Fatalf("Count(load L2, rule range) = %d %v, want 3", n, err)
+	}
+	// A fixed row stays fixed when met again.
+	must(t, s.Resolve(ctx, first[0], map[string]string{"c": "1"}, "ops", ""))
+	// L3: other bytes at line 3, line 5 moved to 6, another rule at line 9,
+	// a new version of b.csv, a new key, the same rows in another table.
+	publish(t, s, "t", "L3",
+		row("t", "L3", "a.csv", 3, "1,xx", "cast"), row("t", "L3", "a.csv", 6, "2,y", "cast"), row("t", "L3", "a.csv", 9, "3,z", "cast"),
+		file("L3", "size=11;mtime=2"), dbRow("L3", "id=9"))
+	publish(t, s, "u", "L3", row("u", "L3", "a.csv", 5, "2,y", "cast"))
+	loadCounts(t, s, "t", "L3", ledger.LoadCounts{New: 5})
+	loadCounts(t, s, "u", "L3", ledger.LoadCounts{New: 1})
+	if n, err := s.Count(ctx, ledger.Filter{Table: "t"}); err != nil || n != 11 {
+		t.Fatalf("after L3: %d exceptions in t, want 6 + 5", n)
+	}
+	if e := get(t, s, first[0]); e.Status != "fixed" || e.LastLoadID != "L2" {
+		t.Fatalf("fixed exception after L3: %s last seen %s", e.Status, e.LastLoadID)
+	}
+	// The same row twice in one load is one exception.
+	dup := dbRow("L4", "id=9")
+	if n := publish(t, s, "t", "L4", dup, dup); n != 2 {
+		t.Fatalf("Publish L4 = %d, want 2 settled", n)
+	}
+	loadCounts(t, s, "t", "L4", ledger.LoadCounts{SeenAgain: 1})
+	if n, err := s.Count(ctx, ledger.Filter{Table: "t"}); err != nil || n != 11 {
+		t.Fatalf("after L4: %d exceptions in t, want still 11", n)
+	}
+	if loads, err := s.PendingLoads(ctx); err != nil || len(loads) != 0 {
+		t.Fatalf("pending after publishing: %v %v", loads, err)
+	}
+	// Rows without any position cannot be recognised: each is its own.
+	bare := ledger.Exception{LoadID: "L5", Table: "v", Failures: []ledger.Failure{{Rule: "r", Reason: "x"}}}
+	publish(t, s, "v", "L5", bare, bare)
+	again := bare
+	again.LoadID = "L6"
+	publish(t, s, "v", "L6", again)
+	if n, err := s.Count(ctx, ledger.Filter{Table: "v"}); err != nil || n != 3 {
+		t.Fatalf("exceptions without a position: %d, want 3", n)
+	}
+}
+
+// testSupersede: a load that replaced the table closes the open and fixed
+// exceptions it did not meet as superseded by it; what it met, what a
+// recorded fix carried in (met), replayed and waived ones stay; a
+// superseded row met again is reopened (fixed if it had a fix).
+func testSupersede(t *testing.T, s ledger.Store) {
+	r := func(load string, line int64, raw string) ledger.Exception {
+		return row("t", load, "a.csv", line, raw, "cast")
+	}
+	publish(t, s, "t", "L1", r("L1", 2, "a"), r("L1", 3, "b"), r("L1", 4, "c"), r("L1", 5, "d"), r("L1", 6, "e"), r("L1", 7, "f"))
+	publish(t, s, "other", "L1", row("other", "L1", "a.csv", 2, "a", "cast"))
+	ids := listAll(t, s, ledger.Filter{Table: "t"}, 100, false)
+	must(t, s.Resolve(ctx, ids[1], map[string]string{"c": "b"}, "ops", "")) // b: fixed, gone
+	must(t, s.Resolve(ctx, ids[2], map[string]string{"c": "c"}, "ops", "")) // c: fixed, carried in by a recorded fix
+	must(t, s.Resolve(ctx, ids[3], map[string]string{"c": "d"}, "ops", "")) // d: replayed
+	must(t, s.MarkReplayed(ctx, []int64{ids[3]}, "rp-1", "ops"))            //
+	must(t, s.Waive(ctx, ids[4], "known", "ops"))                           // e: waived
+	publish(t, s, "t", "L2", r("L2", 2, "a"))                               // a met again; f (open) gone
+	n, err := s.Supersede(ctx, "t", "L2", []int64{ids[2]}, "lima")
+	must(t, err)
+	if n != 2 {
+		t.Fatalf("Supersede = %d, want 2 (b and f)", n)
+	}
+	want := []string{"open", "superseded", "fixed", "replayed", "waived", "superseded"}
+	for i, id := range ids {
+		e := get(t, s, id)
+		if e.Status != want[i] {
+			t.Errorf("exception %c: %s, want %s", 'a'+i, e.Status, want[i])
+		}
+		if (e.Status == "superseded") != (e.SupersededBy == "L2") {
+			t.Errorf("exception %c: superseded by %q", 'a'+i, e.SupersededBy)
+		}
+	}
+	loadCounts(t, s, "t", "L2", ledger.LoadCounts{SeenAgain: 2, Gone: 2})
+	if n, err := s.Count(ctx, ledger.Filter{Status: "superseded"}); err != nil || n != 2 {
+		t.Fatalf("Count(superseded) = %d %v, want 2", n, err)
+	}
+	if n, err := s.Count(ctx, ledger.Filter{Status: "superseded", Rule: "cast"}); err != nil || n != 2 {
+		t.Fatalf("Count(superseded, rule) = %d %v, want 2", n, err)
+	}
+	if by, err := s.CountBy(ctx, ledger.Filter{Table: "t", Rule: "cast"}, ledger.ByStatus); err != nil || by["superseded"] != 2 || by["open"] != 1 {
+		t.Fatalf("CountBy(status) = %v %v", by, err)
+	}
+	if e := get(t, s, listAll(t, s, ledger.Filter{Table: "other"}, 10, false)[0]); e.Status != "open" {
+		t.Fatalf("another table's exception was touched: %s", e.Status)
+	}
+	h, err := s.History(ctx, ids[5])
+	must(t, err)
+	if last := h[len(h)-1]; last.Action != ledger.ActionSupersede || last.From != "open" || last.To != "superseded" || !strings.Contains(last.Note, "L2") {
+		t.Fatalf("history of a superseded exception ends with %+v", last)
+	}
+	// A superseded exception cannot be resolved.
+	wantErr(t, "resolve a superseded exception", s.Resolve(ctx, ids[5], map[string]string{"c": "1"}, "ops", ""), ledger.ErrBadTransition)
+	// Superseding again changes nothing.
+	if n, err := s.Supersede(ctx, "t", "L2", nil, "lima"); err != nil || n != 0 {
+		t.Fatalf("second Supersede = %d %v", n, err)
+	}
+	// b and f come back: b had a fix (fixed again), f none (open).
+	publish(t, s, "t", "L3", r("L3", 3, "b"), r("L3", 7, "f"))
+	if e := get(t, s, ids[1]); e.Status != "fixed" || e.SupersededBy != "" || e.LastLoadID != "L3" {
+		t.Fatalf("b back: %s superseded by %q last %s", e.Status, e.SupersededBy, e.LastLoadID)
+	}
+	if e := get(t, s, ids[5]); e.Status != "open" || e.SupersededBy != "" {
+		t.Fatalf("f back: %s superseded by %q", e.Status, e.SupersededBy)
+	}
+	if n, err := s.Count(ctx, ledger.Filter{Table: "t", Status: "superseded"}); err != nil || n != 0 {
+		t.Fatalf("superseded after they came back: %d %v", n, err)
+	}
+	if n, err := s.Count(ctx, ledger.Filter{Table: "t", Rule: "cast", Status: "open"}); err != nil || n != 2 {
+		t.Fatalf("open by rule after they came back: %d %v, want 2 (a, f)", n, err)
+	}
+	_, err = s.Supersede(ctx, "", "L2", nil, "lima")
+	wantErr(t, "supersede without a table", err, ledger.ErrInvalid)
 }
