@@ -223,7 +223,6 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 	}
 	res, err := run.Load(ctx, run.Options{Workspace: o.Workspace.Dir, Plan: o.Plan, Sink: sk, Quarantine: q, Tables: o.Tables,
 		FullRefresh: o.FullRefresh, RunID: runID, Progress: o.Progress, Land: land, LandExtract: landExtract, OnlyFiles: o.OnlyFiles, AppendOnly: o.AppendOnly,
-		BeforeLoad: func(ctx context.Context, table, loadID string) error { return supersede(ctx, st, table, loadID, runID) },
 		KnownFixes: func(ctx context.Context, table string) (map[run.FixKey]run.KnownFix, error) {
 			return knownFixes(ctx, st, table)
 		}})
@@ -250,6 +249,7 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 				}
 			}
 		}
+		settleExceptions(ctx, st, tr, o.FullRefresh) // flow/ledger.go
 	}
 	marts := buildMarts(ctx, o.Plan, sk, runID, res.Tables)
 	ctasErr := writeCTAS(o.Workspace, o.Plan)
@@ -484,30 +484,6 @@ func (s *session) close() {
 		s.sink.Close()
 	}
 	s.unlock()
-}
-
-// supersede waives the exceptions an earlier, rejected attempt at the same
-// input left in the ledger (its load never committed: over the error budget
-// or failed), so a retry does not count them twice.
-func supersede(ctx context.Context, st ledger.Store, table, loadID, runID string) error {
-	var after ledger.Cursor
-	for {
-		page, next, err := st.List(ctx, ledger.Filter{Table: table, LoadID: loadID}, ledger.Page{After: after, Limit: ledger.MaxPageSize})
-		if err != nil {
-			return err
-		}
-		for _, e := range page {
-			if e.Status == ledger.StatusOpen || e.Status == ledger.StatusFixed {
-				if err := st.Waive(ctx, e.ID, "superseded: run "+runID+" loads the same input again", "lima"); err != nil {
-					return err
-				}
-			}
-		}
-		if next == "" || len(page) == 0 {
-			return nil
-		}
-		after = next
-	}
 }
 
 // Reconcile re-runs gate 4 for a past run against the tables' current

@@ -87,3 +87,31 @@ func RecoverPending(ctx context.Context, st ledger.Store, sk sink.Sink, p *plan.
 	}
 	return published, discarded, nil
 }
+
+// settleExceptions finishes a load's work on the exception queue: after a
+// load that read the whole source and replaced its table (mode full, or a
+// full refresh), the open and fixed exceptions it did not meet are closed
+// as superseded by it — their rows are no longer in the source; then the
+// table's result says how many exceptions were new, seen again and gone.
+// A failure is the table's error: its data is committed already.
+func settleExceptions(ctx context.Context, st ledger.Store, tr *run.TableResult, fullRefresh bool) {
+	if tr.LoadID == "" || (tr.Status != run.StatusLoaded && tr.Status != run.StatusNothingToLoad) {
+		return
+	}
+	if tr.Mode == plan.ModeFull || (fullRefresh && tr.Mode != plan.ModeCDC) {
+		if _, err := st.Supersede(ctx, tr.Name, tr.LoadID, tr.AppliedFixes, "lima"); err != nil {
+			if tr.Err == nil {
+				tr.Err = fmt.Errorf("committed, but closing the exceptions of rows no longer in the source failed: %w", err)
+			}
+			return
+		}
+	}
+	lc, err := st.LoadCounts(ctx, tr.Name, tr.LoadID)
+	if err != nil {
+		if tr.Err == nil {
+			tr.Err = fmt.Errorf("committed, but counting its exceptions failed: %w", err)
+		}
+		return
+	}
+	tr.ExceptionsNew, tr.ExceptionsStillOpen, tr.ExceptionsGone = lc.New, lc.StillOpen, lc.Gone
+}

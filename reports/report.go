@@ -124,6 +124,9 @@ type TableReport struct {
 	// RowsDeleted are the committed rows a change-capture commit removed
 	// (the old versions of the keys it changed or deleted).
 	RowsDeleted int64 `json:"rows_deleted,omitempty"`
+	// ExceptionQueue: what the run did to the table's exception queue
+	// (bad rows new, seen again, gone as superseded).
+	ExceptionQueue *run.ExceptionCounts `json:"exception_queue,omitempty"`
 }
 
 // Normalization is one fix with its count.
@@ -180,6 +183,9 @@ func Build(p *plan.Plan, res *run.Result, recs map[string]*gates.Reconciliation)
 			t.Files = []run.FileResult{}
 		}
 		t.Upsert, t.ReadNote = tr.Upsert, tr.ReadNote
+		if c := tr.ExceptionCounts; c != (run.ExceptionCounts{}) || (tr.Mode != "replay" && (tr.Status == run.StatusLoaded || tr.Status == run.StatusNothingToLoad)) {
+			t.ExceptionQueue = &c
+		}
 		if !tr.Commit.AlreadyCommitted {
 			t.RowsDeleted = tr.Commit.Deleted
 		}

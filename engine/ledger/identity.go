@@ -166,7 +166,8 @@ func (c *core) Supersede(ctx context.Context, table, loadID string, met []int64,
 			for _, id := range chunk {
 				args = append(args, id)
 			}
-			if _, err := q.exec(ctx, `UPDATE {exceptions} SET last_load_id = ?, last_seen_at = ? WHERE table_name = ? AND state = 'committed' AND id IN (`+
+			if _, err := q.exec(ctx, `UPDATE {exceptions} SET last_load_id = ?, last_seen_at = ? WHERE table_name = ? AND state = 'committed'
+  AND status IN ('open', 'fixed') AND id IN (`+
 				strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")+`)`, args...); err != nil {
 				return err
 			}
@@ -199,8 +200,9 @@ func (c *core) LoadCounts(ctx context.Context, table, loadID string) (LoadCounts
 		[]any{loadID, table}, &lc.New); err != nil {
 		return lc, err
 	}
-	if err := queryRow(ctx, c.b, `SELECT count(*) FROM {exceptions} WHERE last_load_id = ? AND table_name = ? AND state = 'committed' AND load_id <> ?`,
-		[]any{loadID, table, loadID}, &lc.SeenAgain); err != nil {
+	if err := queryRow(ctx, c.b, `SELECT count(*) FROM {exceptions} WHERE last_load_id = ? AND table_name = ? AND state = 'committed' AND load_id <> ?
+  AND status IN ('open', 'fixed')`,
+		[]any{loadID, table, loadID}, &lc.StillOpen); err != nil {
 		return lc, err
 	}
 	err := queryRow(ctx, c.b, `SELECT count(*) FROM {exceptions} WHERE superseded_by = ? AND table_name = ?`,

@@ -110,8 +110,8 @@ type Store interface {
 	// seen. It returns how many were closed.
 	Supersede(ctx context.Context, table, loadID string, met []int64, by string) (int64, error)
 	// LoadCounts says what a load did to the table's queue: exceptions
-	// first seen in it, seen again in it (first seen earlier), and closed
-	// as superseded by it.
+	// first seen in it, still open (met again, first seen earlier), and
+	// closed as superseded by it.
 	LoadCounts(ctx context.Context, table, loadID string) (LoadCounts, error)
 	// MarkReplayed moves fixed → replayed, recording the replay load id
 	// (all or nothing).
@@ -223,8 +223,9 @@ type Exception struct {
 type LoadCounts struct {
 	// New: first seen in this load.
 	New int64 `json:"new"`
-	// SeenAgain: first seen in an earlier load, met again by this one.
-	SeenAgain int64 `json:"seen_again"`
+	// StillOpen: first seen in an earlier load, met again by this one,
+	// and still open or fixed (waived and replayed ones are closed).
+	StillOpen int64 `json:"still_open"`
 	// Gone: closed as superseded by this load.
 	Gone int64 `json:"gone"`
 }

@@ -2,9 +2,11 @@ package run
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	"github.com/lima-lake/lima/engine/ledger"
+	"github.com/lima-lake/lima/engine/source"
 )
 
 // LedgerQuarantine keeps held-back rows in the exception ledger: pending
@@ -18,7 +20,7 @@ var _ Quarantine = (*LedgerQuarantine)(nil)
 // ToLedger converts an exception to the ledger's record.
 func ToLedger(e Exception) ledger.Exception {
 	le := ledger.Exception{RunID: e.RunID, LoadID: e.LoadID, Table: e.Table, Level: e.Level, File: e.Loc.Unit, Line: e.Loc.Line, Row: e.Loc.Row,
-		Raw: []byte(e.Raw), Encoding: e.Encoding, Owner: e.Owner, Deadline: e.Deadline, Values: e.Values, Key: e.Key}
+		Raw: []byte(e.Raw), Encoding: e.Encoding, Owner: e.Owner, Deadline: e.Deadline, Values: e.Values, Key: e.Key, Fingerprint: e.Fingerprint}
 	if le.Level == "" {
 		le.Level = ledger.LevelRow
 	}
@@ -56,4 +58,30 @@ func keyText(cols []string, vals map[string]string) string {
 		parts = append(parts, c+"="+vals[c])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// ExceptionCounts is what a load or a replay did to its table's exception
+// queue. A bad row is one exception for its whole life (identity: table,
+// source position, rules): a load that meets it again updates it.
+type ExceptionCounts struct {
+	// ExceptionsNew counts bad rows (and files) met for the first time.
+	ExceptionsNew int64 `json:"new"`
+	// ExceptionsStillOpen counts exceptions this load met again that are
+	// still open (or fixed, waiting for a replay), first seen earlier.
+	ExceptionsStillOpen int64 `json:"still_open"`
+	// ExceptionsGone counts exceptions closed as superseded: their rows
+	// are no longer in the source this load replaced the table with.
+	ExceptionsGone int64 `json:"gone"`
+	// ReplaysRecovered counts fixed exceptions an earlier replay had
+	// committed without marking them: marked replayed, committed nothing.
+	ReplaysRecovered int64 `json:"replays_recovered,omitempty"`
+}
+
+// UnitFingerprint identifies a file's version for a file-level exception:
+// its size and its ETag (an object) or modification time.
+func UnitFingerprint(u source.Unit) string {
+	if u.ETag != "" {
+		return strconv.FormatInt(u.Size, 10) + ";etag:" + u.ETag
+	}
+	return strconv.FormatInt(u.Size, 10) + ";mtime:" + strconv.FormatInt(u.ModTime, 10)
 }

@@ -29,9 +29,12 @@ type Exception struct {
 	// Key is the row's primary key as text, when the table has one.
 	Key string `json:"key,omitempty"`
 	// Encoding of Raw when it is not UTF-8.
-	Encoding string    `json:"encoding,omitempty"`
-	Owner    string    `json:"owner"`
-	Deadline time.Time `json:"deadline,omitzero"`
+	Encoding string `json:"encoding,omitempty"`
+	// Fingerprint identifies the file of a file-level exception (see
+	// UnitFingerprint): part of the exception's identity in the ledger.
+	Fingerprint string    `json:"fingerprint,omitempty"`
+	Owner       string    `json:"owner"`
+	Deadline    time.Time `json:"deadline,omitzero"`
 }
 
 // Rules are the rule ids of the exception, deduplicated, in order.

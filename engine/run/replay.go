@@ -21,6 +21,7 @@ import (
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/sink"
 	"github.com/lima-lake/lima/engine/source"
+	"github.com/lima-lake/lima/internal/faultpoint"
 )
 
 // ReplayOptions of `lima-tui exceptions replay`.
@@ -144,12 +145,37 @@ func replayTable(ctx context.Context, o ReplayOptions, name string, t *plan.Tabl
 		return
 	}
 	tr.Table = tbl
-	tr.LoadID = ReplayLoadID(name, fixed)
 	cur, hasCur, err := tbl.Current(ctx)
 	if err != nil {
 		tr.Err = err
 		return
 	}
+	by := o.By
+	if by == "" {
+		by = "lima replay"
+	}
+	// Recovery first: exceptions an earlier replay already committed (it
+	// stopped before the ledger marked them) are marked replayed with that
+	// replay's load id and left out of this one — before any key check,
+	// which would otherwise find their rows in the table and refuse them.
+	if hasCur {
+		var recovered int64
+		fixed, recovered, err = recoverReplays(ctx, o.Store, tbl, name, fixed, by)
+		if err != nil {
+			tr.Err = err
+			return
+		}
+		tr.ReplaysRecovered = recovered
+	}
+	if len(fixed) == 0 {
+		tr.Status = StatusNothingToLoad
+		tr.Commit = cur
+		if hasCur {
+			tr.WatermarkBefore, tr.WatermarkAfter = cur.Watermark, cur.Watermark
+		}
+		return
+	}
+	tr.LoadID = ReplayLoadID(name, fixed)
 	if hasCur {
 		tr.WatermarkBefore, tr.WatermarkAfter = cur.Watermark, cur.Watermark
 	}
@@ -297,40 +323,30 @@ func replayTable(ctx context.Context, o ReplayOptions, name string, t *plan.Tabl
 	}
 	tr.Source = sb.finish()
 	tr.Normalizations = caster.Normalizations()
-	by := o.By
-	if by == "" {
-		by = "lima replay"
-	}
 	if len(passed) > 0 {
-		if c, found, err := tbl.FindLoad(ctx, tr.LoadID); err != nil {
+		batch := caster.NewBatch()
+		seq := func(yield func(arrow.RecordBatch, error) bool) { yield(batch, nil) }
+		st, err := tbl.Stage(ctx, seq)
+		if err != nil {
 			tr.Err = err
 			return
-		} else if found {
-			// An earlier replay committed these rows and stopped before it
-			// could mark them: finish its work, commit nothing twice.
-			caster.NewBatch().Release()
-			tr.Commit, tr.RowsLoaded = c, int64(len(passed))
-		} else {
-			batch := caster.NewBatch()
-			seq := func(yield func(arrow.RecordBatch, error) bool) { yield(batch, nil) }
-			st, err := tbl.Stage(ctx, seq)
-			if err != nil {
-				tr.Err = err
-				return
-			}
-			tr.RowsLoaded = st.Rows()
-			extra := map[string]string{}
-			for col, sum := range tr.Source.Sums {
-				extra[sink.PropSumPrefix+col] = sum.String()
-			}
-			c, err := tbl.Commit(ctx, st, sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID, Watermark: tr.WatermarkBefore, Kind: sink.KindReplay, Extra: extra})
-			if err != nil {
-				_ = st.Discard(context.WithoutCancel(ctx))
-				tr.Err = err
-				return
-			}
-			tr.Commit = c
 		}
+		tr.RowsLoaded = st.Rows()
+		// The commit says which exceptions it carries: recovery after a
+		// crash between the commit and the ledger reads them back.
+		extra := map[string]string{PropReplayExceptions: FormatIDs(passed)}
+		for col, sum := range tr.Source.Sums {
+			extra[sink.PropSumPrefix+col] = sum.String()
+		}
+		faultpoint.Hit("replay-before-commit")
+		c, err := tbl.Commit(ctx, st, sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID, Watermark: tr.WatermarkBefore, Kind: sink.KindReplay, Extra: extra})
+		if err != nil {
+			_ = st.Discard(context.WithoutCancel(ctx))
+			tr.Err = err
+			return
+		}
+		tr.Commit = c
+		faultpoint.Hit("replay-after-commit")
 		if err := o.Store.MarkReplayed(ctx, passed, tr.LoadID, by); err != nil {
 			tr.Err = fmt.Errorf("replayed rows are committed in snapshot %d but marking them failed (rerun replay to finish): %w", tr.Commit.SnapshotID, err)
 			return
@@ -385,4 +401,116 @@ func formatArrow(a arrow.Array, r int) string {
 		return strconv.FormatBool(v.Value(r))
 	}
 	return a.ValueStr(r)
+}
+
+// PropReplayExceptions is the snapshot summary property of a replay commit
+// that lists the exceptions it carries (ids as ranges, "3-7,12").
+const PropReplayExceptions = "lima.replay.exceptions"
+
+// FormatIDs writes ids as sorted, distinct ranges: "3-7,12".
+func FormatIDs(ids []int64) string {
+	s := append([]int64(nil), ids...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		j := i
+		for j+1 < len(s) && (s[j+1] == s[j] || s[j+1] == s[j]+1) {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(s[i], 10))
+		if s[j] != s[i] {
+			b.WriteByte('-')
+			b.WriteString(strconv.FormatInt(s[j], 10))
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+// ParseIDs reads what FormatIDs wrote.
+func ParseIDs(s string) ([]int64, error) {
+	var out []int64
+	if s == "" {
+		return nil, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.ParseInt(lo, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("exception ids %q: %w", s, err)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.ParseInt(hi, 10, 64); err != nil || b < a {
+				return nil, fmt.Errorf("exception ids %q: bad range %q", s, part)
+			}
+		}
+		for id := a; id <= b; id++ {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// recoverReplays finds the fixed exceptions that a replay already committed
+// to the table — the replay stopped (crash, state-store error) before the
+// ledger marked them — marks them replayed with that replay's load id, and
+// returns the others. The table is the truth: every replay commit lists
+// the exceptions it carries (PropReplayExceptions); a replay committed by
+// an earlier Lima, without the list, is found by its load id, which
+// fingerprints the exceptions it carried.
+func recoverReplays(ctx context.Context, st ledger.Store, tbl sink.Table, name string, fixed []ledger.Exception, by string) ([]ledger.Exception, int64, error) {
+	carried := map[int64]string{}
+	if h, ok := tbl.(sink.Historian); ok {
+		hist, err := h.History(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		// Newest first: an id carried twice (which this guards against)
+		// is credited to the oldest replay.
+		for _, c := range hist {
+			if c.Kind != sink.KindReplay || c.Props[PropReplayExceptions] == "" {
+				continue
+			}
+			ids, err := ParseIDs(c.Props[PropReplayExceptions])
+			if err != nil {
+				return nil, 0, fmt.Errorf("replay snapshot %d: %w", c.SnapshotID, err)
+			}
+			for _, id := range ids {
+				carried[id] = c.LoadID
+			}
+		}
+	}
+	if c, found, err := tbl.FindLoad(ctx, ReplayLoadID(name, fixed)); err != nil {
+		return nil, 0, err
+	} else if found && c.Props[PropReplayExceptions] == "" {
+		for _, e := range fixed {
+			carried[e.ID] = c.LoadID
+		}
+	}
+	byLoad := map[string][]int64{}
+	var rest []ledger.Exception
+	for _, e := range fixed {
+		if l, ok := carried[e.ID]; ok {
+			byLoad[l] = append(byLoad[l], e.ID)
+			continue
+		}
+		rest = append(rest, e)
+	}
+	var n int64
+	loads := make([]string, 0, len(byLoad))
+	for l := range byLoad {
+		loads = append(loads, l)
+	}
+	sort.Strings(loads)
+	for _, l := range loads {
+		if err := st.MarkReplayed(ctx, byLoad[l], l, by); err != nil {
+			return nil, n, fmt.Errorf("replay %s committed exceptions %s but marking them replayed failed (rerun replay to finish): %w", l, FormatIDs(byLoad[l]), err)
+		}
+		n += int64(len(byLoad[l]))
+	}
+	return rest, n, nil
 }

@@ -186,6 +186,9 @@ type TableResult struct {
 	// ReadNote says how a database table was read when parallel reads
 	// were asked for (in how many ranges, or why serially).
 	ReadNote string
+	// ExceptionCounts: what the run did to the table's exception queue
+	// (ledgerq.go).
+	ExceptionCounts
 }
 
 // Balanced reports whether the conservation identity holds.
@@ -1377,7 +1380,7 @@ func (l *loader) nonData(ctx context.Context, row source.Row) (bool, error) {
 // goes on, and the rows already read from the unit stay accounted for.
 func (l *loader) fileError(ctx context.Context, fr *FileResult, u source.Unit, err error) (FileResult, error) {
 	fr.Status, fr.Error = "unreadable", err.Error()
-	e := Exception{RunID: l.o.RunID, LoadID: l.tr.LoadID, Table: l.tr.Name, Level: "file",
+	e := Exception{RunID: l.o.RunID, LoadID: l.tr.LoadID, Table: l.tr.Name, Level: "file", Fingerprint: UnitFingerprint(u),
 		Loc:    source.Locator{Unit: u.Name, Row: fr.RowsRead},
 		Errors: []clean.CellError{{Rule: RuleFile, Reason: err.Error()}}}
 	l.route(&e)

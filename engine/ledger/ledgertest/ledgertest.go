@@ -1166,7 +1166,7 @@ func testIdentity(t *testing.T, s ledger.Store) {
 	if got := listAll(t, s, ledger.Filter{Table: "t"}, 100, false); !slices.Equal(got, first) {
 		t.Fatalf("after the same rows again: exceptions %v, want still %v", got, first)
 	}
-	loadCounts(t, s, "t", "L2", ledger.LoadCounts{SeenAgain: 6})
+	loadCounts(t, s, "t", "L2", ledger.LoadCounts{StillOpen: 6})
 	loadCounts(t, s, "t", "L1", ledger.LoadCounts{New: 6})
 	for _, id := range first {
 		e := get(t, s, id)
@@ -1202,7 +1202,7 @@ func testIdentity(t *testing.T, s ledger.Store) {
 	if n := publish(t, s, "t", "L4", dup, dup); n != 2 {
 		t.Fatalf("Publish L4 = %d, want 2 settled", n)
 	}
-	loadCounts(t, s, "t", "L4", ledger.LoadCounts{SeenAgain: 1})
+	loadCounts(t, s, "t", "L4", ledger.LoadCounts{StillOpen: 1})
 	if n, err := s.Count(ctx, ledger.Filter{Table: "t"}); err != nil || n != 11 {
 		t.Fatalf("after L4: %d exceptions in t, want still 11", n)
 	}
@@ -1252,7 +1252,7 @@ func testSupersede(t *testing.T, s ledger.Store) {
 			t.Errorf("exception %c: superseded by %q", 'a'+i, e.SupersededBy)
 		}
 	}
-	loadCounts(t, s, "t", "L2", ledger.LoadCounts{SeenAgain: 2, Gone: 2})
+	loadCounts(t, s, "t", "L2", ledger.LoadCounts{StillOpen: 2, Gone: 2})
 	if n, err := s.Count(ctx, ledger.Filter{Status: "superseded"}); err != nil || n != 2 {
 		t.Fatalf("Count(superseded) = %d %v, want 2", n, err)
 	}
