@@ -480,3 +480,81 @@ func mustType(t *testing.T, s string) plan.Type {
 	}
 	return ty
 }
+
+// historyVersions counts the versions a change-capture history holds
+// (marker rows of batches that applied nothing excluded).
+func historyVersions(st lakeState) int {
+	n := 0
+	for _, r := range st.rows {
+		if r["lima_op"] != "none" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestCDCFullRefreshRebuilds (failure 2, mode cdc): `run --full-refresh`
+// on a change-capture table applied nothing (every file was already
+// applied) and kept its delete files. It must rebuild the table from the
+// change files listed now, from an empty table, in one snapshot without
+// delete files, and replace the history with the versions of that replay;
+// the next batch then applies on top of the refresh's position.
+func TestCDCFullRefreshRebuilds(t *testing.T) {
+	ws, p := newCDCWorkspace(t)
+	cdcBatch(t, ws, p, 1, "I,1,1,a,10\nI,2,2,b,20\nI,3,3,c,30\nI,4,4,d,40\n")
+	cdcBatch(t, ws, p, 2, "U,5,1,a2,11\nD,6,2,,\nU,7,3,c2,31\n")
+	cdcBatch(t, ws, p, 3, "U,8,1,a3,12\nI,9,5,e,50\n")
+	truth := map[string]string{"1": "a3|12", "3": "c2|31", "4": "d|40", "5": "e|50"}
+	st := readLake(t, ws, p, "customers")
+	sameMap(t, "before", lakeCDC(t, st), truth)
+	if st.deleteFiles == 0 {
+		t.Fatal("scenario: no delete file before the refresh")
+	}
+	// 4 + 3 + 2 applied changes.
+	if v := historyVersions(readLake(t, ws, p, "customers_history")); v != 9 {
+		t.Fatalf("scenario: history holds %d versions, want 9", v)
+	}
+
+	refresh := func(what string, want map[string]string, versions int) {
+		t.Helper()
+		before := st
+		out := runOnce(t, ws, p, flow.RunOptions{FullRefresh: true})
+		if code := out.Report.ExitCode(); code != 0 {
+			t.Fatalf("%s: exit %d: %+v", what, code, out.Report.Tables)
+		}
+		tr := out.Result.Tables[0]
+		balanced(t, tr)
+		st = readLake(t, ws, p, "customers")
+		sameMap(t, what, lakeCDC(t, st), want)
+		metadataTruthful(t, what, st)
+		oneSnapshotOf(t, what, before, st, tr.LoadID, tr.WatermarkAfter)
+		if st.deleteFiles != 0 {
+			t.Fatalf("%s: %d delete files after the refresh", what, st.deleteFiles)
+		}
+		if v := historyVersions(readLake(t, ws, p, "customers_history")); v != versions {
+			t.Fatalf("%s: history holds %d versions, want %d", what, v, versions)
+		}
+		metaFinding(t, tableReport(t, out.Report, "customers"))
+	}
+	refresh("refresh of the same files", truth, 9)
+	if st.current.Summary.Properties[sink.PropWatermark] != "9@changes/c0003.csv" {
+		t.Fatalf("position after the refresh: %q", st.current.Summary.Properties[sink.PropWatermark])
+	}
+
+	// The third file goes away: the refresh replays the first two only.
+	if err := os.Remove(filepath.Join(ws.Dir, "in", "changes", "c0003.csv")); err != nil {
+		t.Fatal(err)
+	}
+	truth = map[string]string{"1": "a2|11", "3": "c2|31", "4": "d|40"}
+	refresh("refresh without the third file", truth, 7)
+
+	// The next batch applies on top, from the refresh's position.
+	out := cdcBatch(t, ws, p, 4, "U,10,4,d2,41\nI,11,6,f,60\n")
+	truth["4"], truth["6"] = "d2|41", "f|60"
+	st = readLake(t, ws, p, "customers")
+	sameMap(t, "batch after the refresh", lakeCDC(t, st), truth)
+	metadataTruthful(t, "batch after the refresh", st)
+	if tr := out.Result.Tables[0]; tr.RowsRead != 3 || tr.RowsLoaded != 2 {
+		t.Fatalf("batch after the refresh read %d rows, loaded %d (want 3, 2: only the new file)", tr.RowsRead, tr.RowsLoaded)
+	}
+}
