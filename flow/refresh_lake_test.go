@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -210,6 +211,14 @@ func metadataTruthful(t *testing.T, what string, st lakeState) {
 	}
 	if st.danglingRecords > 0 {
 		errs = append(errs, fmt.Sprintf("%d delete records in %d file(s) point at removed data files", st.danglingRecords, st.danglingFiles))
+	}
+	// The snapshot summary's totals are what the cheapest engines trust.
+	if st.current != nil && st.current.Summary != nil {
+		tr, e1 := strconv.ParseInt(st.current.Summary.Properties["total-records"], 10, 64)
+		tp, e2 := strconv.ParseInt(st.current.Summary.Properties["total-position-deletes"], 10, 64)
+		if e1 == nil && e2 == nil && tr-tp != int64(len(st.rows)) {
+			errs = append(errs, fmt.Sprintf("the snapshot summary says %d records − %d position deletes = %d, a reader reads %d", tr, tp, tr-tp, len(st.rows)))
+		}
 	}
 	if len(errs) > 0 {
 		t.Fatalf("%s: %s", what, strings.Join(errs, "; "))
