@@ -22,6 +22,7 @@ import (
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/run"
 	"github.com/lima-lake/lima/engine/sink"
+	"github.com/lima-lake/lima/engine/sink/icesink"
 )
 
 // CompactOptions configure Compact.
@@ -45,7 +46,10 @@ type CompactResult struct {
 	FilesAfter   int    `json:"files_after"`
 	DeletesAfter int    `json:"delete_files_after"`
 	Rewritten    int    `json:"files_rewritten"`
-	SnapshotID   int64  `json:"snapshot_id,omitempty"`
+	// DeadDeletesDropped are delete files that applied to no live data
+	// file any more, dropped in the compaction's snapshot.
+	DeadDeletesDropped int   `json:"dead_delete_files_dropped,omitempty"`
+	SnapshotID         int64 `json:"snapshot_id,omitempty"`
 }
 
 // Compact rewrites the small files of the plan's tables.
@@ -118,14 +122,25 @@ func compactTable(ctx context.Context, tbl *table.Table, o CompactOptions) (Comp
 	if err != nil {
 		return r, err
 	}
-	if len(pl.Groups) == 0 {
-		r.FilesAfter = r.FilesBefore
-		return r, nil
-	}
 	groups := make([]table.CompactionTaskGroup, 0, len(pl.Groups))
+	removing := map[string]struct{}{}
 	for _, g := range pl.Groups {
 		groups = append(groups, table.CompactionTaskGroup{PartitionKey: g.PartitionKey, Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes})
 		r.Rewritten += len(g.Tasks)
+		for _, t := range g.Tasks {
+			removing[t.File.FilePath()] = struct{}{}
+		}
+	}
+	// Delete files that apply to no data file staying live (their files
+	// are rewritten now, or were removed before) go in the same snapshot.
+	dead, err := icesink.DeadDeletes(ctx, tbl, cur, removing)
+	if err != nil {
+		return r, fmt.Errorf("find dead delete files: %w", err)
+	}
+	r.DeadDeletesDropped = len(dead)
+	if len(pl.Groups) == 0 && len(dead) == 0 {
+		r.FilesAfter = r.FilesBefore
+		return r, nil
 	}
 	// The snapshot carries the watermark and the change position forward
 	// (the table's current state), but no load id: it loaded nothing.
@@ -137,12 +152,28 @@ func compactTable(ctx context.Context, tbl *table.Table, o CompactOptions) (Comp
 			}
 		}
 	}
-	res, err := tbl.RewriteDataFiles(ctx, groups, table.RewriteDataFilesOptions{SnapshotProps: props,
-		GroupOptions: []table.CompactionGroupOption{table.WithCompactionTargetFileSize(o.TargetFileSize)}})
-	if err != nil {
-		return r, err
+	var after *table.Table
+	if len(groups) == 0 {
+		// Nothing to rewrite: the snapshot only drops the dead delete files.
+		tx := tbl.NewTransaction()
+		rw := tx.NewRewrite(props)
+		for _, d := range dead {
+			rw.DeleteFile(d)
+		}
+		if err := rw.Commit(ctx); err != nil {
+			return r, fmt.Errorf("drop dead delete files: %w", err)
+		}
+		if after, err = tx.Commit(ctx); err != nil {
+			return r, fmt.Errorf("drop dead delete files: %w", err)
+		}
+	} else {
+		res, err := tbl.RewriteDataFiles(ctx, groups, table.RewriteDataFilesOptions{SnapshotProps: props, ExtraDeleteFilesToRemove: dead,
+			GroupOptions: []table.CompactionGroupOption{table.WithCompactionTargetFileSize(o.TargetFileSize)}})
+		if err != nil {
+			return r, err
+		}
+		after = res.Table
 	}
-	after := res.Table
 	if after == nil {
 		return r, errors.New("the rewrite returned no table")
 	}

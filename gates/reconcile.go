@@ -229,6 +229,9 @@ func Reconcile(ctx context.Context, sc sink.Scanner, e Expectation) (*Reconcilia
 		add("sample rows side by side", matched == len(e.Samples), fmt.Sprintf("%d of %d sampled source rows found identical in the lake", matched, len(e.Samples)),
 			"open the sample pairs to see which value differs")
 	}
+	if f, ok := MetaCount(ctx, sc, lk.rows); ok { // metacount.go (engineer refresh)
+		r.Checks = append(r.Checks, f)
+	}
 	r.Status = Pass
 	for _, f := range r.Checks {
 		if f.Status == Fail {

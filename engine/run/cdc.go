@@ -67,6 +67,11 @@ const (
 	// the last ordering value applied and its file.
 	PropCDCOrdering = "lima.cdc.ordering"
 	PropCDCFile     = "lima.cdc.file"
+	// PropCDCRefresh marks the commits of a full refresh (`run
+	// --full-refresh`): every change file listed is applied again from an
+	// empty table, and the table and its history are replaced — so a
+	// crash between the two commits is completed as a refresh too.
+	PropCDCRefresh = "lima.cdc.refresh"
 )
 
 // Rule ids of change-capture anomalies (held back in the exception ledger).
@@ -157,6 +162,7 @@ type cdcState struct {
 	posOrd, posFile string
 	pending         []ChangeFile
 	pendingLoadID   string
+	pendingRefresh  bool
 }
 
 // readCDCState reads the files and the position from both lineages: every
@@ -191,6 +197,7 @@ func readCDCState(ctx context.Context, tbl, htbl sink.Table) (*cdcState, error) 
 				return nil, err
 			}
 			st.pendingLoadID = hist[0].LoadID
+			st.pendingRefresh = hist[0].Props[PropCDCRefresh] == "true"
 			hist = hist[1:]
 		}
 	}
@@ -435,7 +442,17 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 		tr.Err = err
 		return
 	}
+	// A full refresh rebuilds the table from every change file listed now,
+	// from an empty table and no position (a refresh the history committed
+	// but the table did not is completed as such).
+	refresh := o.FullRefresh || state0.pendingRefresh
+	if refresh && !state0.pendingRefresh {
+		state0 = &cdcState{byName: map[string]string{}, bySHA: map[string]string{}}
+	}
 	posOrd, posFile := state0.posOrd, state0.posFile
+	if refresh {
+		posOrd, posFile = "", ""
+	}
 	if posOrd != "" {
 		tr.WatermarkBefore = posOrd + "@" + posFile
 	}
@@ -473,6 +490,9 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 	{
 		h := sha256.New()
 		fmt.Fprintf(h, "table=%s\nplan=%s\ncdc\n", name, tableHash(o.Plan, name))
+		if refresh {
+			fmt.Fprintf(h, "refresh=%s\n", o.RunID)
+		}
 		for _, f := range files {
 			fmt.Fprintf(h, "%s\x00%s\n", f.Name, f.SHA256)
 		}
@@ -526,7 +546,9 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 
 	// The keys in the table now.
 	prog.Phase.Store("reading keys")
-	if err := l.readTableKeys(ctx, tbl); err != nil {
+	if refresh {
+		l.tableKeys = map[[2]uint64]struct{}{} // the refresh starts from an empty table
+	} else if err := l.readTableKeys(ctx, tbl); err != nil {
 		discard(fmt.Errorf("read the keys already in the table: %w", err))
 		return
 	}
@@ -756,8 +778,13 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 	}
 	fj, _ := json.Marshal(files)
 	extra := map[string]string{PropCDCFiles: string(fj), PropCDCOrdering: newOrd, PropCDCFile: newFile}
+	if refresh {
+		extra[PropCDCRefresh] = "true"
+	}
 	hextra := extra
-	if len(appends) == 0 && len(deletes) == 0 {
+	// A refresh of a table that has rows replaces them even when it
+	// applies nothing.
+	if len(appends) == 0 && len(deletes) == 0 && !(refresh && hasCur) {
 		// Nothing changes in the table: the history commit alone records
 		// the batch (a snapshot must add something).
 		hextra = map[string]string{PropCDCNoop: "true"}
@@ -770,7 +797,7 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 	// ahead, and the next run completes the same batch under the same load
 	// id (the history finds it and adds nothing).
 	prog.Phase.Store("committing")
-	if c, err := htbl.Commit(ctx, hstaged, sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID, Extra: hextra}); err != nil {
+	if c, err := htbl.Commit(ctx, hstaged, sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID, Extra: hextra, Replace: refresh}); err != nil {
 		discard(fmt.Errorf("commit %s: %w", hspec.Name, err), hstaged, staged)
 		return
 	} else if c.AlreadyCommitted {
@@ -790,8 +817,16 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 		}
 		return
 	}
-	c, err := kd.CommitDelta(ctx, staged, sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID, Watermark: tr.WatermarkAfter, Extra: extra},
-		sink.Keys{Columns: keyNames, Batches: kb})
+	cp := sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID, Watermark: tr.WatermarkAfter, Extra: extra}
+	var c sink.Commit
+	if refresh {
+		// Nothing to delete in an empty table: the rows replace the table's
+		// data and delete files in one snapshot.
+		cp.Replace = true
+		c, err = tbl.Commit(ctx, staged, cp)
+	} else {
+		c, err = kd.CommitDelta(ctx, staged, cp, sink.Keys{Columns: keyNames, Batches: kb})
+	}
 	if err != nil {
 		discard(err, staged)
 		return

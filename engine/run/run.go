@@ -605,7 +605,12 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 	}
 	tr.RowsLoaded = staged.Rows()
 	tr.StagedFiles, tr.StagedBytes = staged.Files(), staged.Bytes()
+	// A full refresh replaces the table: its watermark restarts from what
+	// this read saw (none when it saw no row).
 	tr.WatermarkAfter = tr.WatermarkBefore
+	if o.FullRefresh {
+		tr.WatermarkAfter = ""
+	}
 	if l.wmSet {
 		tr.WatermarkAfter = clean.FormatCell(rs.types[l.wmCol], l.wm)
 	}
@@ -627,7 +632,8 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 	// rows, on a table that has no snapshot yet; or an append of nothing):
 	// no snapshot is made, and the exceptions are published now — they
 	// are the whole outcome of this load.
-	if staged.Rows() == 0 && (tr.Mode != "full" || !hasCur) && !l.pendingDeletes() {
+	replace := tr.Mode == plan.ModeFull || o.FullRefresh
+	if staged.Rows() == 0 && (!replace || !hasCur) && !l.pendingDeletes() {
 		_ = staged.Discard(context.WithoutCancel(ctx))
 		if err := o.Quarantine.Publish(ctx, name, tr.LoadID); err != nil {
 			tr.Err = err
@@ -689,7 +695,7 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 			return
 		}
 	}
-	c, err := l.commit(ctx, tbl, staged, sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID, Watermark: tr.WatermarkAfter, Replace: tr.Mode == "full", Extra: extra})
+	c, err := l.commit(ctx, tbl, staged, sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID, Watermark: tr.WatermarkAfter, Replace: replace, Extra: extra})
 	if err != nil {
 		// The files stay orphaned only if the outcome is unknown; Commit
 		// already looked for the load id, so here nothing is visible.

@@ -117,6 +117,29 @@ type Scanner interface {
 	Scan(ctx context.Context, snapshotID int64, columns []string) (iter.Seq2[arrow.RecordBatch, error], error)
 }
 
+// MetaCounter is the optional capability of a sink whose metadata states
+// a row count (Iceberg manifests): an engine that trusts metadata counts
+// the records of the live data files minus the records of the live delete
+// files. Gate 4 checks that this equals the rows a reader reads.
+type MetaCounter interface {
+	// MetaRows counts the snapshot's rows from its metadata (0: current).
+	MetaRows(ctx context.Context, snapshotID int64) (MetaRows, error)
+}
+
+// MetaRows is what a snapshot's metadata says about its rows.
+type MetaRows struct {
+	SnapshotID    int64
+	DataFiles     int
+	DataRows      int64 // records of the live data files
+	DeleteFiles   int
+	DeleteRecords int64 // records of the live delete files
+	// DanglingDeleteFiles point at data files that are no longer live.
+	DanglingDeleteFiles int
+}
+
+// Live is the row count the metadata implies.
+func (m MetaRows) Live() int64 { return m.DataRows - m.DeleteRecords }
+
 // Keys lists row keys: Columns are key column names of the table and every
 // batch holds exactly those columns, typed as in the table's schema.
 type Keys struct {

@@ -15,12 +15,12 @@ import (
 
 var _ sink.KeyDeleter = (*Table)(nil)
 
-// CommitDelta deletes the committed rows whose key is in del (merge-on-read:
-// position deletes for files that keep other rows, whole files dropped when
-// every row goes), then appends the staged rows — both in one transaction,
-// so one atomic catalog commit. The delete's snapshot and the append's carry
-// the same load id; the rows appended are newer than the deletes and are
-// never removed by them.
+// CommitDelta deletes the committed rows whose key is in del and appends
+// the staged rows in ONE snapshot (an Iceberg row delta: the new data
+// files and one position delete file per data file that loses rows),
+// carrying the load id and the watermark. Only live rows are deleted: a
+// position an earlier commit deleted is not deleted again. The rows
+// appended are never removed by it.
 func (t *Table) CommitDelta(ctx context.Context, s sink.Staged, p sink.CommitProps, del sink.Keys) (sink.Commit, error) {
 	if p.Replace {
 		return sink.Commit{}, fmt.Errorf("icesink: a delta commit cannot also replace the table")
@@ -32,16 +32,7 @@ func (t *Table) CommitDelta(ctx context.Context, s sink.Staged, p sink.CommitPro
 	if err != nil {
 		return sink.Commit{}, err
 	}
-	c, err := t.commit(ctx, s, p, filter)
-	if err != nil {
-		return c, err
-	}
-	tbl, err := t.load(ctx)
-	if err != nil {
-		return c, err
-	}
-	c.Deleted = deletedBy(tbl, p.LoadID)
-	return c, nil
+	return t.commit(ctx, s, p, &rowDelta{filter: filter, keys: del})
 }
 
 // deletedBy sums the rows removed by the snapshots carrying loadID.

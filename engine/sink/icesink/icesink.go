@@ -458,9 +458,21 @@ func (t *Table) Commit(ctx context.Context, s sink.Staged, p sink.CommitProps) (
 	return t.commit(ctx, s, p, nil)
 }
 
-// commit is the commit loop; with a non-nil del filter the transaction
-// first deletes the rows it matches (merge-on-read), then appends.
-func (t *Table) commit(ctx context.Context, s sink.Staged, p sink.CommitProps, del iceberg.BooleanExpression) (sink.Commit, error) {
+// rowDelta is what a delta commit deletes: the rows whose key is in keys
+// (filter is the same set as an expression, to prune the files to read).
+type rowDelta struct {
+	filter iceberg.BooleanExpression
+	keys   sink.Keys
+}
+
+// commit is the commit loop. Every attempt makes exactly one snapshot:
+//   - an append (AddDataFiles);
+//   - a full refresh (p.Replace): every live data file AND every live
+//     delete file of the table is replaced by the staged files;
+//   - a delta (del != nil): position deletes for the live rows of the keys
+//     (rows already deleted are not deleted again) and the staged rows, in
+//     one RowDelta.
+func (t *Table) commit(ctx context.Context, s sink.Staged, p sink.CommitProps, del *rowDelta) (sink.Commit, error) {
 	st, ok := s.(*staged)
 	if !ok || st.t != t {
 		return sink.Commit{}, errors.New("icesink: staged files of another table")
@@ -482,6 +494,16 @@ func (t *Table) commit(ctx context.Context, s sink.Staged, p sink.CommitProps, d
 		}
 		props[k] = v
 	}
+	// Delete files an attempt wrote; removed once that attempt is known
+	// not to have committed.
+	var written []string
+	var wfs icebergio.IO
+	dropWritten := func() {
+		for _, f := range written {
+			_ = wfs.Remove(f)
+		}
+		written = nil
+	}
 	var lastErr error
 	for attempt := 1; attempt <= t.s.opts.MaxAttempts; attempt++ {
 		if attempt > 1 {
@@ -498,40 +520,68 @@ func (t *Table) commit(ctx context.Context, s sink.Staged, p sink.CommitProps, d
 		if c, found := findLoad(tbl, p.LoadID); found {
 			c.AlreadyCommitted = true
 			c.Attempts = attempt
+			if del != nil {
+				c.Deleted = deletedBy(tbl, p.LoadID)
+			}
 			return c, nil
 		}
-		tx := tbl.NewTransaction()
-		if del != nil && tbl.CurrentSnapshot() != nil {
-			if tbl.Properties()[table.WriteDeleteModeKey] != table.WriteModeMergeOnRead {
-				if err := tx.SetProperties(iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead}); err != nil {
-					return sink.Commit{}, fmt.Errorf("delete mode: %w", err)
-				}
-			}
-			if err := tx.Delete(ctx, del, props); err != nil {
-				return sink.Commit{}, fmt.Errorf("stage deletes: %w", err)
-			}
+		dropWritten()
+		fs, err := tbl.FS(ctx)
+		if err != nil {
+			lastErr = err
+			continue
 		}
-		if len(st.files) == 0 && del != nil {
-			// deletes only: the delete snapshot carries the load id.
-		} else if p.Replace && tbl.CurrentSnapshot() != nil {
-			var old []iceberg.DataFile
-			tasks, err := tbl.Scan().PlanFiles(ctx)
+		wfs = fs
+		tx := tbl.NewTransaction()
+		var deleted int64
+		switch {
+		case del != nil:
+			fds, err := positionDeletes(ctx, tbl, del.filter, del.keys)
 			if err != nil {
 				lastErr = err
 				continue
 			}
-			for _, task := range tasks {
-				old = append(old, task.File)
+			var dfs []iceberg.DataFile
+			for _, fd := range fds {
+				df, err := writePositionDeletes(tbl, fs, fd)
+				if err != nil {
+					dropWritten()
+					return sink.Commit{}, fmt.Errorf("write position deletes: %w", err)
+				}
+				written = append(written, df.FilePath())
+				dfs = append(dfs, df)
+				deleted += int64(len(fd.pos))
 			}
-			err = tx.ReplaceDataFilesWithDataFiles(ctx, old, st.files, props)
+			if len(dfs) == 0 && len(st.files) == 0 {
+				return sink.Commit{}, fmt.Errorf("%w: the commit of %s deletes no row and adds none", sink.ErrNothingToCommit, strings.Join(t.ident, "."))
+			}
+			rd := tx.NewRowDelta(props).AddRows(st.files...).AddDeletes(dfs...)
+			if err := rd.Commit(ctx); err != nil {
+				dropWritten()
+				return sink.Commit{}, fmt.Errorf("stage the row delta: %w", err)
+			}
+		case p.Replace && tbl.CurrentSnapshot() != nil:
+			old, oldDeletes, err := liveFiles(fs, tbl.CurrentSnapshot())
+			if err != nil {
+				lastErr = err
+				continue
+			}
+			if len(oldDeletes) > 0 {
+				err = tx.ReplaceFiles(ctx, old, st.files, oldDeletes, props)
+			} else {
+				err = tx.ReplaceDataFilesWithDataFiles(ctx, old, st.files, props)
+			}
 			if err != nil {
 				return sink.Commit{}, fmt.Errorf("stage replace: %w", err)
 			}
-		} else if err := tx.AddDataFiles(ctx, st.files, props); err != nil {
-			return sink.Commit{}, fmt.Errorf("stage append: %w", err)
+		default:
+			if err := tx.AddDataFiles(ctx, st.files, props); err != nil {
+				return sink.Commit{}, fmt.Errorf("stage append: %w", err)
+			}
 		}
 		ntbl, err := tx.Commit(ctx)
 		if err == nil {
+			written = nil
 			snap := ntbl.CurrentSnapshot()
 			if snap == nil || snap.Summary == nil || snap.Summary.Properties[sink.PropLoadID] != p.LoadID {
 				// Nothing staged and nothing to delete: iceberg-go adds no
@@ -540,6 +590,7 @@ func (t *Table) commit(ctx context.Context, s sink.Staged, p sink.CommitProps, d
 			}
 			c := commitOf(snap)
 			c.Attempts = attempt
+			c.Deleted = deleted
 			return c, nil
 		}
 		lastErr = err
@@ -552,8 +603,12 @@ func (t *Table) commit(ctx context.Context, s sink.Staged, p sink.CommitProps, d
 		if c, found := findLoad(tbl, p.LoadID); found {
 			c.AlreadyCommitted = true
 			c.Attempts = t.s.opts.MaxAttempts
+			if del != nil {
+				c.Deleted = deletedBy(tbl, p.LoadID)
+			}
 			return c, nil
 		}
+		dropWritten()
 	}
 	return sink.Commit{}, fmt.Errorf("%w: %s after %d attempts: %v", sink.ErrCommitFailed, strings.Join(t.ident, "."), t.s.opts.MaxAttempts, lastErr)
 }
