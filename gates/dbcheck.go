@@ -18,6 +18,7 @@ import (
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/source"
 	"github.com/lima-lake/lima/engine/source/sqldb"
+	"github.com/lima-lake/lima/internal/redact"
 )
 
 // openDB opens a database source; the error is a finished finding.
@@ -79,25 +80,10 @@ func orPath(s *plan.Source) string {
 	return "sources.path"
 }
 
-// redactDSN removes the DSN (and a password in it) from a driver error.
+// redactDSN removes the DSN (and a password in it) from a driver error
+// (internal/redact is the one redaction).
 func redactDSN(err error, dsn string) string {
-	msg := gate2Err(err)
-	if len(dsn) >= 4 {
-		msg = strings.ReplaceAll(msg, dsn, "[dsn]")
-	}
-	if i := strings.Index(dsn, "://"); i >= 0 {
-		if at := strings.Index(dsn[i+3:], "@"); at >= 0 {
-			if user, pass, ok := strings.Cut(dsn[i+3:i+3+at], ":"); ok && pass != "" {
-				_ = user
-				msg = strings.ReplaceAll(msg, pass, "[password]")
-			}
-		}
-	} else if at := strings.Index(dsn, "@"); at >= 0 {
-		if _, pass, ok := strings.Cut(dsn[:at], ":"); ok && pass != "" {
-			msg = strings.ReplaceAll(msg, pass, "[password]")
-		}
-	}
-	return msg
+	return redact.String(gate2Err(err), dsn)
 }
 
 // checkDatabaseSource connects and reports the server version, user and

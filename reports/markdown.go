@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/lima-lake/lima/ui/textsafe"
 )
 
 // Markdown renders the report for people. Cell values come from data, so
@@ -234,7 +236,7 @@ func md(s string) string {
 		case r == '`', r == '*', r == '<', r == '>', r == '[', r == ']':
 			b.WriteByte('\\')
 			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069):
+		case textsafe.Unsafe(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteRune(r)

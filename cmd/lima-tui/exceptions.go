@@ -117,7 +117,7 @@ func cmdExceptions(ctx context.Context, args []string, stdout, stderr io.Writer)
 				Exceptions []ledger.Exception `json:"exceptions"`
 				Next       ledger.Cursor      `json:"next,omitempty"`
 			}{total, nonNil(page), next})
-			fmt.Fprintln(stdout, string(b))
+			fmt.Fprintln(stdout, string(ui.EscapeJSON(b)))
 			return exitOK
 		}
 		fmt.Fprintf(stdout, "%d exception(s)", total)
@@ -160,7 +160,7 @@ func cmdExceptions(ctx context.Context, args []string, stdout, stderr io.Writer)
 					ledger.Exception
 					History []ledger.Event `json:"history"`
 				}{e, hist})
-				fmt.Fprintln(stdout, string(b))
+				fmt.Fprintln(stdout, string(ui.EscapeJSON(b)))
 				continue
 			}
 			printException(stdout, e, hist)
@@ -220,6 +220,11 @@ func cmdExceptions(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return out.Report.ExitCode()
 	case "export":
 		var w io.Writer = stdout
+		clean := func(s string) string { return s }
+		if *outPath == "" && stdoutIsTerminal(stdout) {
+			// On a terminal the data is shown, not kept: escaped.
+			clean, w = ui.Sanitize, jsonEscaper{stdout}
+		}
 		if *outPath != "" {
 			fh, err := os.OpenFile(*outPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 			if err != nil {
@@ -228,7 +233,7 @@ func cmdExceptions(ctx context.Context, args []string, stdout, stderr io.Writer)
 			defer fh.Close()
 			w = fh
 		}
-		if err := export(ctx, st, f, *format, w); err != nil {
+		if err := export(ctx, st, f, *format, w, clean); err != nil {
 			return fail(stderr, err)
 		}
 		return exitOK
@@ -302,7 +307,7 @@ func csvSafe(s string) string {
 	return s
 }
 
-func export(ctx context.Context, st ledger.Store, f ledger.Filter, format string, w io.Writer) error {
+func export(ctx context.Context, st ledger.Store, f ledger.Filter, format string, w io.Writer, clean func(string) string) error {
 	var cw *csv.Writer
 	enc := json.NewEncoder(w)
 	switch format {
@@ -338,7 +343,7 @@ func export(ctx context.Context, st ledger.Store, f ledger.Filter, format string
 			rec := []string{strconv.FormatInt(e.ID, 10), e.Status, e.Table, e.File, strconv.FormatInt(e.Line, 10), strconv.FormatInt(e.Row, 10), e.Key,
 				strings.Join(e.Rules(), ","), strings.Join(cols, ","), strings.Join(reasons, "; "), e.Owner, dl, e.LoadID, string(e.Raw)}
 			for i := range rec {
-				rec[i] = csvSafe(rec[i])
+				rec[i] = clean(csvSafe(rec[i]))
 			}
 			if err := cw.Write(rec); err != nil {
 				return err
@@ -357,3 +362,19 @@ func export(ctx context.Context, st ledger.Store, f ledger.Filter, format string
 }
 
 var _ = errors.New
+
+// stdoutIsTerminal reports whether w is a terminal (a variable for tests).
+var stdoutIsTerminal = func(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isTerminal(f)
+}
+
+// jsonEscaper writes JSON with DEL, C1 and BiDi characters escaped.
+type jsonEscaper struct{ w io.Writer }
+
+func (j jsonEscaper) Write(b []byte) (int, error) {
+	if _, err := j.w.Write(ui.EscapeJSON(b)); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/lima-lake/lima/engine/run"
 	"github.com/lima-lake/lima/flow"
 	"github.com/lima-lake/lima/gates"
+	"github.com/lima-lake/lima/internal/redact"
 	"github.com/lima-lake/lima/reports"
 	"github.com/lima-lake/lima/ui"
 )
@@ -77,6 +78,9 @@ func main() {
 
 // Main runs the command and returns its exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
+	// Diagnostics never show a DSN's password, whatever path they take:
+	// those of DSNs in the environment or on the command line are masked.
+	stderr = redact.Writer(stderr, redact.Candidates(append(envValues(), args...)...)...)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(args) == 0 || (strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help") {
@@ -452,6 +456,17 @@ func cmdApprove(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "approved %s by %s (plan hash %.12s)\n", *gate, ui.Sanitize(*by), a.PlanHash)
 	return exitOK
+}
+
+// envValues are the values of the environment's variables.
+func envValues() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if _, v, ok := strings.Cut(kv, "="); ok && v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func isTerminal(f *os.File) bool {

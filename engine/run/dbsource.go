@@ -3,17 +3,16 @@ package run
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/sink"
 	"github.com/lima-lake/lima/engine/source"
 	"github.com/lima-lake/lima/engine/source/sqldb"
+	"github.com/lima-lake/lima/internal/redact"
 )
 
 // SourceTotals are a database source's own count and sums of the control
@@ -80,7 +79,7 @@ func openDatabase(ctx context.Context, workspace, name string, s *plan.Source, t
 	}
 	fail := func(what string, err error) (*dbSource, error) {
 		db.Close()
-		return nil, fmt.Errorf("source %s: %s: %w", name, what, redact(err, dsn))
+		return nil, fmt.Errorf("source %s: %s: %w", name, what, redact.Error(err, dsn))
 	}
 	if err := db.PingContext(ctx); err != nil {
 		return fail("connect", err)
@@ -117,14 +116,6 @@ func openDatabase(ctx context.Context, workspace, name string, s *plan.Source, t
 		return fail("snapshot_fallback", err)
 	}
 	return &dbSource{Source: src, db: db, unit: t.UnitName()}, nil
-}
-
-// redact removes the DSN from a driver error, should it quote it.
-func redact(err error, dsn string) error {
-	if err == nil || len(dsn) < 4 || !strings.Contains(err.Error(), dsn) {
-		return err
-	}
-	return errors.New(strings.ReplaceAll(err.Error(), dsn, "[dsn]"))
 }
 
 // describeTable discovers the table's mapped columns, their plan types and
