@@ -371,6 +371,8 @@ func BuildInventory(ctx context.Context, s TeardownScope) (*Inventory, error) {
 	if s.CatalogFile != "" && fileExists(s.CatalogFile) && !inv.Catalog.RemoveFile {
 		reason := "the catalog also holds other namespaces (" + strings.Join(inv.Catalog.OtherNamespaces, ", ") + "); only this plan's entries are dropped"
 		switch {
+		case !catalogInState && b.stateLink != "" && within(realPath(b.stateShown), realPath(s.CatalogFile)):
+			reason = "the state folder is a symbolic link, which a teardown does not follow; only this plan's entries are dropped"
 		case !catalogInState:
 			reason = "the catalog file lies outside .lima; only this plan's entries are dropped"
 		case keptTableInNamespace:
@@ -429,6 +431,15 @@ func BuildInventory(ctx context.Context, s TeardownScope) (*Inventory, error) {
 		}
 	}
 
+	// A linked state folder or reports/ is kept with what it points to.
+	for _, l := range []struct{ shown, target, what string }{{b.stateShown, b.stateLink, "the state folder"}, {b.reportsShown, b.reportsLink, "the reports folder"}} {
+		if l.target == "" {
+			continue
+		}
+		inv.Kept = append(inv.Kept, KeptItem{Path: b.show(l.shown), Reason: fmt.Sprintf("%s is a symbolic link to %s: a teardown does not follow links, so the link and everything it points to are kept", l.what, l.target)})
+		warn(l.what, fmt.Sprintf("%s %s is a symbolic link to %s; nothing in it is removed (remove what Lima wrote there by hand)", l.what, b.show(l.shown), l.target))
+	}
+
 	// Reports.
 	if b.reports != "" {
 		if a := b.area(AreaReports, "run reports", BaseReports, ".", nil); a.Exists && (a.Files > 0 || a.Dirs > 0 || a.Symlinks > 0) {
@@ -438,7 +449,7 @@ func BuildInventory(ctx context.Context, s TeardownScope) (*Inventory, error) {
 
 	// State: every entry of the state folder but the lock (and the catalog
 	// when it stays).
-	inv.State = StateInventory{Store: s.StateStore, Where: s.StateWhere, RowsRemoved: s.StateStore != "postgres"}
+	inv.State = StateInventory{Store: s.StateStore, Where: s.StateWhere, RowsRemoved: s.StateStore != "postgres" && b.stateLink == ""}
 	if inv.State.Store == "" {
 		inv.State.Store = "sqlite"
 	}
@@ -447,7 +458,7 @@ func BuildInventory(ctx context.Context, s TeardownScope) (*Inventory, error) {
 			return nil, fmt.Errorf("gate 5: count the state: %w", err)
 		}
 	}
-	if !inv.State.RowsRemoved && inv.State.Open {
+	if s.StateStore == "postgres" && inv.State.Open {
 		inv.Kept = append(inv.Kept, KeptItem{Path: s.StateWhere, Reason: fmt.Sprintf("the shared %s state store: its %d run(s) and %d exception(s) are not removed by a teardown", s.StateStore, inv.State.Runs, inv.State.Exceptions)})
 		warn("state store", fmt.Sprintf("the state lives in a shared %s store (%s); teardown leaves its rows (%d runs, %d exceptions) for its administrator", s.StateStore, s.StateWhere, inv.State.Runs, inv.State.Exceptions))
 	}
@@ -691,6 +702,7 @@ type bases struct {
 	warehouse, state, reports  string // resolved; "" when absent
 	warehouseShown, stateShown string
 	reportsShown               string
+	stateLink, reportsLink     string // targets when .lima or reports/ is a link
 	warehouseErr               string
 	lockFile                   string
 	s3                         *s3loc    // an S3 warehouse
@@ -726,17 +738,24 @@ func newBases(s TeardownScope) (*bases, error) {
 		}
 		b.warehouse = existingReal(b.warehouseShown)
 	}
+	// The state folder and reports/ are emptied entry by entry: when one
+	// of them is itself a symbolic link, it is not followed (the folder it
+	// points to may hold anything) and nothing in it is removed.
 	if s.StateDir != "" {
 		if b.stateShown, err = filepath.Abs(s.StateDir); err != nil {
 			return nil, err
 		}
-		b.state = existingReal(b.stateShown)
+		if b.stateLink = linkTarget(b.stateShown); b.stateLink == "" {
+			b.state = existingReal(b.stateShown)
+		}
 	}
 	if s.ReportsDir != "" {
 		if b.reportsShown, err = filepath.Abs(s.ReportsDir); err != nil {
 			return nil, err
 		}
-		b.reports = existingReal(b.reportsShown)
+		if b.reportsLink = linkTarget(b.reportsShown); b.reportsLink == "" {
+			b.reports = existingReal(b.reportsShown)
+		}
 	}
 	if s.LockFile != "" {
 		b.lockFile = realPath(s.LockFile)
@@ -1144,6 +1163,19 @@ func realPath(p string) string {
 		rest = filepath.Join(filepath.Base(cur), rest)
 		cur = parent
 	}
+}
+
+// linkTarget is the target of p when p itself is a symbolic link, else "".
+func linkTarget(p string) string {
+	fi, err := os.Lstat(p)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return ""
+	}
+	target, err := os.Readlink(p)
+	if err != nil || target == "" {
+		return "(unreadable)"
+	}
+	return target
 }
 
 // existingReal resolves an existing folder; "" when it does not exist or

@@ -111,8 +111,11 @@ func (inv *Inventory) Summary() string {
 	}
 	if inv.State.Open {
 		fate := "removed with the state files"
-		if !inv.State.RowsRemoved {
+		switch {
+		case inv.State.Store == "postgres":
 			fate = "KEPT (shared store)"
+		case !inv.State.RowsRemoved:
+			fate = "KEPT (the state folder is a symbolic link)"
 		}
 		fmt.Fprintf(&b, "  ledger rows: %d run(s), %d watermark(s), %d exception(s)%s, %d pending load(s) — %s\n",
 			inv.State.Runs, inv.State.Watermarks, inv.State.Exceptions, byStatus(inv.State.ExceptionsByStatus), inv.State.PendingLoads, fate)

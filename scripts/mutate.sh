@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# make mutate: mutation testing (gremlins) of the packages that hold Lima's
+# guarantees — gate 4 and the other gates, the loader, the ledger, the
+# Iceberg sink, the sanitizer, the teardown and the redaction code. Each
+# package is mutated on its own, its own tests run against every mutant,
+# with the services up; the kill rate per package and every surviving
+# mutant (file:line, mutator) are printed at the end. Not part of CI: a
+# full run takes hours on a laptop. Run it before calling a change to these
+# packages done, or on one package: bash scripts/mutate.sh ui
+#
+# Arguments: package specs, default the guarantee packages below. A spec is
+# a package folder (gates), or folder:regexp to mutate only the files of
+# the folder whose name matches (flow:^teardown). Sub-folders are always
+# left out: they are other packages, with their own spec.
+#
+# Environment:
+#   MUTATE_WORKERS              parallel mutants (default 1: the tests are
+#                               heavy and share the services)
+#   MUTATE_TIMEOUT_COEFFICIENT  a mutant's test run may take this many times
+#                               the first (coverage) run (default 3)
+#   MUTATE_OUT                  folder for gremlins' JSON and logs (.mutate)
+#   MUTATE_FLAGS                more gremlins flags (default --invert-logical:
+#                               && and || swapped, on top of gremlins'
+#                               default mutators)
+#   MUTATE_DRY=1                find and count the mutants, run none
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export GOFLAGS="${GOFLAGS:--buildvcs=false}"
+
+GREMLINS_MODULE=github.com/go-gremlins/gremlins
+GREMLINS_VERSION=v0.6.0
+DEFAULT_SPECS=(
+  ui                       # the sanitizer of untrusted text
+  gates                    # gate 4 (reconcile), gate 5 (teardown), DSN redaction of gate 2
+  engine/run               # conservation before commit, cdc ordering, replay, load-time DSN redaction
+  engine/ledger            # the exception ledger
+  engine/sink/icesink      # exactly-once commits
+  'flow:^teardown'         # the teardown wiring (scope, blast radius growth, S3 objects)
+)
+# A package of its own for the redaction code, when there is one.
+for d in internal/redact internal/secrets; do
+  [ -d "$d" ] && DEFAULT_SPECS+=("$d")
+done
+
+workers="${MUTATE_WORKERS:-1}"
+coef="${MUTATE_TIMEOUT_COEFFICIENT:-3}"
+out="${MUTATE_OUT:-.mutate}"
+read -r -a extra <<<"${MUTATE_FLAGS:---invert-logical}"
+specs=("$@")
+[ "${#specs[@]}" -gt 0 ] || specs=("${DEFAULT_SPECS[@]}")
+
+command -v jq >/dev/null || { echo "mutate: jq is needed to read gremlins' results" >&2; exit 2; }
+
+# gremlins, installed from the Go module proxy when missing or of another
+# version.
+bin="$(go env GOPATH)/bin/gremlins"
+have="$( [ -x "$bin" ] && go version -m "$bin" 2>/dev/null | awk '$1 == "mod" && $2 == "'"$GREMLINS_MODULE"'" {print $3}' || true)"
+if [ "$have" != "$GREMLINS_VERSION" ]; then
+  echo "== installing gremlins $GREMLINS_VERSION"
+  go install "$GREMLINS_MODULE/cmd/gremlins@$GREMLINS_VERSION"
+fi
+
+echo "== services"
+. scripts/services.sh
+lima_services
+
+mkdir -p "$out"
+summary="$out/summary.txt"
+: >"$summary"
+status=0
+for spec in "${specs[@]}"; do
+  dir="${spec%%:*}"
+  keep=""
+  [ "$spec" = "$dir" ] || keep="${spec#*:}"
+  [ -d "$dir" ] || { echo "mutate: no folder $dir" >&2; status=2; continue; }
+  # gremlins matches -E against paths relative to the package folder.
+  excl=(-E '/')
+  if [ -n "$keep" ]; then
+    for f in "$dir"/*.go; do
+      b="$(basename "$f")"
+      case "$b" in *_test.go) continue ;; esac
+      grep -Eq -- "$keep" <<<"$b" || excl+=(-E "^${b//./\\.}\$")
+    done
+  fi
+  name="$(tr '/:^$' '____' <<<"$spec")"
+  json="$out/$name.json"
+  log="$out/$name.log"
+  rm -f "$json"
+  args=(unleash "./$dir" --workers "$workers" --timeout-coefficient "$coef" --output "$json" "${excl[@]}" "${extra[@]}")
+  [ "${MUTATE_DRY:-}" = 1 ] && args+=(--dry-run)
+  echo "== $spec: gremlins ${args[*]} (log: $log)"
+  start=$(date +%s)
+  if ! "$bin" "${args[@]}" >"$log" 2>&1; then
+    echo "!!! gremlins failed on $spec; the end of $log:" >&2
+    tail -20 "$log" >&2
+    status=1
+    continue
+  fi
+  secs=$(($(date +%s) - start))
+  # Killed and timed-out mutants were caught; NOT VIABLE ones did not
+  # compile and count nowhere; the kill rate is over the mutants a test
+  # reached (killed + timed out + lived); not covered ones are listed apart.
+  jq -r --arg spec "$spec" --arg dir "$dir" --arg secs "$secs" '
+    [.files[] as $f | $f.mutations[] | . + {file: ($dir + "/" + $f.file_name)}] as $m
+    | def n(s): [$m[] | select(.status == s)] | length;
+      (n("KILLED")) as $k | (n("TIMED OUT")) as $t | (n("LIVED")) as $l
+    | (n("NOT COVERED")) as $c | (n("NOT VIABLE")) as $v | (n("RUNNABLE")) as $r
+    | "\($spec): " + (if ($k + $t + $l) > 0 then "\((100 * ($k + $t) / ($k + $t + $l)) * 10 | round / 10)% killed" else "no mutant reached" end)
+      + " (\($k) killed, \($t) timed out, \($l) lived; \($c) not covered, \($v) not viable"
+      + (if $r > 0 then ", \($r) found (dry run)" else "" end) + ") in \($secs)s",
+      ($m[] | select(.status == "LIVED") | "    LIVED        \(.file):\(.line):\(.column) \(.type)"),
+      ($m[] | select(.status == "NOT COVERED") | "    NOT COVERED  \(.file):\(.line):\(.column) \(.type)")
+  ' "$json" | tee -a "$summary"
+done
+echo
+echo "== mutation testing: kill rate per package (details in $summary)"
+grep -v '^    ' "$summary" || true
+exit "$status"
