@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lima-lake/lima/engine/run"
 	"github.com/lima-lake/lima/engine/sink/rawland"
 	"github.com/lima-lake/lima/engine/source/sqldb"
 	"github.com/lima-lake/lima/flow"
@@ -215,7 +216,7 @@ func TestPostgresExtractLandsRaw(t *testing.T) {
 	schema, db, want := itemsTable(t)
 	ws, p := workspace(t, nil, itemsPlan(schema, "{raw: true}"))
 	wh := ws.Warehouse(p)
-	check := func(path, loadID string) {
+	check := func(path, loadID string, exp [][]*string) {
 		t.Helper()
 		if filepath.Base(filepath.Dir(path)) != loadID {
 			t.Errorf("landed under %s, committed load id %s", path, loadID)
@@ -228,7 +229,7 @@ func TestPostgresExtractLandsRaw(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		verifyExtract(t, body, mb, want(), loadID)
+		verifyExtract(t, body, mb, exp, loadID)
 		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm()&0o077 != 0 {
 			t.Errorf("extract mode %v %v", fi.Mode(), err)
 		}
@@ -243,7 +244,7 @@ func TestPostgresExtractLandsRaw(t *testing.T) {
 	if len(ex) != 1 {
 		t.Fatalf("%d extracts landed, want 1: %v", len(ex), ex)
 	}
-	check(ex[0], res.LoadID)
+	check(ex[0], res.LoadID, want())
 	if res.RowsRead != int64(len(want())) {
 		t.Errorf("read %d rows", res.RowsRead)
 	}
@@ -257,16 +258,17 @@ func TestPostgresExtractLandsRaw(t *testing.T) {
 		t.Fatalf("a run with nothing new landed %v", again)
 	}
 	// Two new rows: a second extract under the new load id. An
-	// incremental table is read whole and filtered by the engine, so the
-	// extract holds every row the read returned.
+	// incremental table is read from its previous watermark (id >= 4, in
+	// the SQL), and the extract holds every row the read returned: id 4,
+	// re-read unchanged, and the new 5 and 6.
 	dbExec(t, db, `INSERT INTO `+schema+`.items VALUES (5, 0.0000, '2026-05-05 05:05:05+00', '\x'::bytea, 'x'), (6, NULL, NULL, NULL, '')`)
 	out = runOnce(t, ws, p, flow.RunOptions{})
 	res = out.Result.Tables[0]
 	if res.Err != nil {
 		t.Fatal(res.Err)
 	}
-	if res.RowsRead != 6 || res.RowsLoaded != 2 {
-		t.Errorf("read %d loaded %d, want 6/2", res.RowsRead, res.RowsLoaded)
+	if res.RowsRead != 3 || res.RowsLoaded != 2 || res.SkippedBy[run.SkipUnchanged] != 1 {
+		t.Errorf("read %d loaded %d skipped %v, want 3/2 and 1 unchanged_in_lookback", res.RowsRead, res.RowsLoaded, res.SkippedBy)
 	}
 	ex = extracts(t, wh, "items")
 	if len(ex) != 2 {
@@ -274,7 +276,7 @@ func TestPostgresExtractLandsRaw(t *testing.T) {
 	}
 	for _, e := range ex {
 		if filepath.Base(filepath.Dir(e)) == res.LoadID {
-			check(e, res.LoadID)
+			check(e, res.LoadID, want()[3:]) // ordered by id: 4, 5, 6
 			return
 		}
 	}

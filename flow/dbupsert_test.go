@@ -163,7 +163,9 @@ func balanced(t *testing.T, tr *run.TableResult) {
 
 // expectation of an upsert run, computed from the lake before the run and
 // the source after the changes, independently of the loader.
-type upsertWant struct{ read, inserted, updated, late, deleted int64 }
+// Rows re-read in the lookback window that equal the lake's version are
+// skipped as unchanged_in_lookback: neither updated nor rewritten.
+type upsertWant struct{ read, inserted, updated, unchanged, late, deleted int64 }
 
 func expectUpsert(t *testing.T, c upsertCase, before, src map[int64]string, fromMinute, prevMinute int) upsertWant {
 	t.Helper()
@@ -176,10 +178,13 @@ func expectUpsert(t *testing.T, c upsertCase, before, src map[int64]string, from
 			continue
 		}
 		w.read++
-		if _, ok := before[id]; ok {
-			w.updated++
-		} else {
+		switch b, ok := before[id]; {
+		case !ok:
 			w.inserted++
+		case b == line:
+			w.unchanged++
+		default:
+			w.updated++
 		}
 		if ts <= prev && before[id] != line {
 			w.late++
@@ -200,9 +205,13 @@ func checkUpsert(t *testing.T, tr *run.TableResult, w upsertWant) {
 	if u == nil {
 		t.Fatal("no upsert result")
 	}
-	got := upsertWant{tr.RowsRead, u.Inserted, u.Updated, u.LateRows, u.Deleted}
+	got := upsertWant{tr.RowsRead, u.Inserted, u.Updated, tr.SkippedBy[run.SkipUnchanged], u.LateRows, u.Deleted}
 	if got != w {
-		t.Fatalf("run: got read/inserted/updated/late/deleted %+v, want %+v (report %+v)", got, w, *u)
+		t.Fatalf("run: got read/inserted/updated/unchanged/late/deleted %+v, want %+v (report %+v)", got, w, *u)
+	}
+	// Only updated keys and deleted keys lose their lake row.
+	if u.RowsRemoved != w.updated+w.deleted {
+		t.Fatalf("the commit removed %d lake rows, want %d updated + %d deleted", u.RowsRemoved, w.updated, w.deleted)
 	}
 	if !u.DeletesChecked {
 		t.Fatalf("keys were not compared: %+v", *u)
@@ -253,7 +262,9 @@ tables:
 	before := lakeByKey(t, ws, p, tr)
 	src := c.sourceRows(t)
 	want := expectUpsert(t, c, before, src, 190, 200)
-	if want.late != 3 || want.deleted != 10 { // 300, 301 and 100 — a guard on the scenario itself
+	// Updated: ids 1..10 and 100 (late); unchanged: 190..200 re-read; late:
+	// 300, 301 and 100 — a guard on the scenario itself.
+	if want.late != 3 || want.deleted != 10 || want.updated != 11 || want.unchanged != 11 || want.read != c.countFrom(t, 190) {
 		t.Fatalf("scenario: %+v", want)
 	}
 	out = runOnce(t, ws, p, flow.RunOptions{})
@@ -280,16 +291,16 @@ tables:
 		t.Fatalf("report: watermark %s → %s, upsert %+v", rep.WatermarkBefore, rep.WatermarkAfter, rep.Upsert)
 	}
 
-	// A run without changes re-reads the lookback window, replaces those
-	// rows with themselves and changes nothing.
+	// A run without changes re-reads the lookback window, finds every row
+	// of it equal to the lake's, and neither rewrites nor counts one.
 	before = lakeByKey(t, ws, p, tr)
 	want = expectUpsert(t, c, before, src, 230, 240)
+	if want.inserted != 0 || want.late != 0 || want.deleted != 0 || want.updated != 0 || want.unchanged != want.read || want.read != c.countFrom(t, 230) {
+		t.Fatalf("scenario: %+v", want)
+	}
 	out = runOnce(t, ws, p, flow.RunOptions{})
 	tr = out.Result.Tables[0]
 	checkUpsert(t, tr, want)
-	if want.inserted != 0 || want.late != 0 || want.deleted != 0 || want.updated == 0 {
-		t.Fatalf("scenario: %+v", want)
-	}
 	sameRows(t, "rerun", lakeByKey(t, ws, p, tr), src)
 	if tr.WatermarkAfter != c.ts(240) {
 		t.Fatalf("watermark moved to %s", tr.WatermarkAfter)

@@ -17,9 +17,12 @@ package gates
 //   - the watermark is sqldb's suggestion (an indexed updated_at-like
 //     timestamp, else an indexed timestamp, else an integer primary key).
 //     With a primary key and a timestamp watermark the mode is upsert (with
-//     a one-hour lookback); with only an integer primary key it is
-//     incremental (an insert-only table: the finding says so); a table
-//     without a primary key, or without a watermark, is read in full.
+//     a one-hour lookback); with only an integer primary key it is upsert
+//     from the key's previous maximum (an insert-only table: the finding
+//     says so); a table without a primary key, or without a watermark, is
+//     read in full. A table read by key compares its keys with the lake's
+//     for deletes: every run below DeleteCheckEveryRunRows rows, else once
+//     a day.
 //
 // PostgreSQL proposes the tables of the schemas on the connection's
 // search_path (add search_path=… to the URL for others); MySQL/MariaDB those
@@ -332,17 +335,51 @@ func proposeDBTable(name, sname string, s *plan.Source, ti sqldb.TableInfo, sens
 		add(": load", Pass, "mode full: "+ti.WatermarkReason, "")
 	case len(keys) > 0 && temporal:
 		t.Load.Mode, t.Load.Watermark, t.Load.Lookback = plan.ModeUpsert, wm, "1h"
-		add(": load", Pass, fmt.Sprintf("mode upsert by (%s), watermark %s (%s), lookback 1h for rows committed late; rows deleted at the source stay in the lake unless load.detect_deletes is set (e.g. 24h)",
-			strings.Join(keys, ", "), wm, ti.WatermarkReason), "")
+		var why string
+		t.Load.DetectDeletes, why = proposeDeleteDetection(ti.RowEstimate)
+		add(": load", Pass, fmt.Sprintf("mode upsert by (%s), watermark %s (%s), lookback 1h for rows committed late; %s",
+			strings.Join(keys, ", "), wm, ti.WatermarkReason, why), "")
 	case len(keys) > 0:
-		t.Load.Mode, t.Load.Watermark = plan.ModeIncremental, wm
-		add(": load", Warn, fmt.Sprintf("mode incremental, watermark %s: %s; rows updated at the source after they were read are not read again", wm, ti.WatermarkReason),
-			"keep it for an insert-only table; otherwise set mode full, or mode upsert with an updated_at watermark")
+		// Read from the key's previous maximum like an incremental table,
+		// but by key, so rows deleted at the source can be found and
+		// deleted (mode incremental only appends).
+		t.Load.Mode, t.Load.Watermark = plan.ModeUpsert, wm
+		var why string
+		t.Load.DetectDeletes, why = proposeDeleteDetection(ti.RowEstimate)
+		add(": load", Warn, fmt.Sprintf("mode upsert by (%s), watermark %s: %s; rows updated at the source after they were read are not read again; %s",
+			strings.Join(keys, ", "), wm, ti.WatermarkReason, why),
+			"keep it for an insert-only table; otherwise set mode full, or give the table an indexed updated_at column as the watermark")
 	default:
 		add(": load", Warn, fmt.Sprintf("mode full: %s would be a watermark (%s), but without a key an updated row would be loaded twice", wm, ti.WatermarkReason),
 			fmt.Sprintf("for an insert-only table set load.mode incremental and load.watermark %s", wm))
 	}
 	return t, fs
+}
+
+// DeleteCheckEveryRunRows is the table size (the catalog's row estimate)
+// from which gate 3 proposes comparing the source's keys with the lake's
+// once a day instead of every run: a comparison reads every key of both
+// and holds the source's in memory (about 40 bytes a key), so below a
+// million rows it costs little next to the read itself.
+const DeleteCheckEveryRunRows = 1_000_000
+
+// DeleteCheckPeriod is the period gate 3 proposes for a table of at least
+// DeleteCheckEveryRunRows rows.
+const DeleteCheckPeriod = "24h"
+
+// proposeDeleteDetection is load.detect_deletes for a table read by key
+// from its watermark, and why, from the catalog's row estimate (negative:
+// unknown).
+func proposeDeleteDetection(est int64) (string, string) {
+	if est >= DeleteCheckEveryRunRows {
+		return DeleteCheckPeriod, fmt.Sprintf("rows deleted at the source are found by comparing every key with the lake's once a day (detect_deletes %s: about %d rows, at least %d)",
+			DeleteCheckPeriod, est, DeleteCheckEveryRunRows)
+	}
+	size := "size unknown"
+	if est >= 0 {
+		size = fmt.Sprintf("about %d rows, fewer than %d", est, DeleteCheckEveryRunRows)
+	}
+	return plan.DetectEveryRun, fmt.Sprintf("rows deleted at the source are found by comparing every key with the lake's on every run (detect_deletes every_run: %s)", size)
 }
 
 // sampleDBTable reads up to rows rows of the table in one snapshot for

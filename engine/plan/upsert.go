@@ -77,9 +77,13 @@ func (v *validator) upsert(lp string, ti *tableInfo) {
 				"ranges split an integer, date or timestamp column")
 		}
 	}
+	dbIncr := l.Mode == ModeIncremental && ti.t.Source != nil && v.p.Sources[ti.t.Source.Name] != nil && v.p.Sources[ti.t.Source.Name].IsDatabase()
 	if l.Mode != ModeUpsert {
-		if l.Lookback != "" {
-			v.add(lp+".lookback", "only mode upsert re-reads a lookback window (re-read rows replace themselves by key); set mode: upsert or remove it")
+		if l.Lookback != "" && !dbIncr {
+			v.add(lp+".lookback", "only modes upsert and incremental from a database re-read a lookback window; set mode: upsert or remove it")
+		}
+		if dbIncr {
+			v.lookback(lp, ti)
 		}
 		if l.DetectDeletes != "" && l.DetectDeletes != DetectNever {
 			v.add(lp+".detect_deletes", "only mode upsert deletes rows by key; set mode: upsert or remove it")
@@ -100,6 +104,15 @@ func (v *validator) upsert(lp string, ti *tableInfo) {
 			v.add(lp+".mode", "upsert reads a database table; for files use mode incremental (append) or full")
 		}
 	}
+	v.lookback(lp, ti)
+	if _, _, err := l.DeleteDetection(); err != nil {
+		v.add(lp+".detect_deletes", "%v", err)
+	}
+}
+
+// lookback checks load.lookback: a count or duration of the watermark's kind.
+func (v *validator) lookback(lp string, ti *tableInfo) {
+	l := ti.t.Load
 	if l.Lookback != "" {
 		_, _, isCount, err := ParseLookback(l.Lookback)
 		switch {
@@ -117,8 +130,5 @@ func (v *validator) upsert(lp string, ti *tableInfo) {
 				}
 			}
 		}
-	}
-	if _, _, err := l.DeleteDetection(); err != nil {
-		v.add(lp+".detect_deletes", "%v", err)
 	}
 }

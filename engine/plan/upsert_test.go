@@ -33,7 +33,8 @@ func TestValidateUpsert(t *testing.T) {
 		{`{mode: upsert, keys: [id], watermark: seq, lookback: soon}`, "is neither a count"},
 		{`{mode: upsert, keys: [id], detect_deletes: sometimes}`, "is not never, every_run or a period"},
 		{`{mode: full, keys: [id], detect_deletes: every_run}`, "only mode upsert deletes rows by key"},
-		{`{mode: incremental, keys: [id], watermark: seq, lookback: 5}`, "only mode upsert re-reads a lookback window"},
+		{`{mode: incremental, keys: [id], watermark: seq, lookback: 5}`, ""},
+		{`{mode: incremental, keys: [id], watermark: updated_at, lookback: 5}`, "give the lookback as a duration"},
 		{`{mode: upsert, keys: [id], soft_delete: seq}`, "a soft-delete column is a boolean"},
 		{`{mode: full, keys: [id], soft_delete: seq}`, "only mode upsert deletes rows by key"},
 	}

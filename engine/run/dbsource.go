@@ -21,6 +21,10 @@ import (
 // (gates.SourceTotals).
 type SourceTotals struct {
 	Unit string `json:"unit"`
+	// From is the read's lower bound on the watermark column (previous
+	// watermark minus the lookback, inclusive): Rows counts the rows at or
+	// above it. Empty when the whole table was read.
+	From string `json:"from,omitempty"`
 	// Rows is count(*) in the snapshot; Sums the database's exact SUM of
 	// each control column (by plan column name), as the database wrote it.
 	Rows int64             `json:"rows"`
@@ -144,6 +148,9 @@ func (l *loader) sourceTotals(ctx context.Context, u source.Unit, r *sqldb.Reade
 		return err
 	}
 	st := &SourceTotals{Unit: u.Name, Rows: n, Sums: map[string]string{}}
+	if l.window != nil {
+		st.From = l.window.From
+	}
 	l.heldSums = map[string]*Sum{}
 	for _, i := range l.stats.sumCols {
 		c := l.rs.cols[i]
@@ -213,8 +220,9 @@ func (l *loader) finishTotals() {
 }
 
 // prepareDB sets up how a database table is read: parallel ranges
-// (source.split_by, capped by etl.max_parallel_reads) and, for mode
-// upsert, the read range and key order.
+// (source.split_by, capped by etl.max_parallel_reads), for modes
+// incremental and upsert the read range (pushed into the SQL) and the lake
+// rows of the lookback window, and for upsert the key order.
 func (l *loader) prepareDB(ctx context.Context, src source.Source, tbl sink.Table) error {
 	if d, ok := src.(*dbSource); ok && l.t.Source.SplitBy != "" {
 		col := l.t.Source.SplitBy
@@ -230,6 +238,9 @@ func (l *loader) prepareDB(ctx context.Context, src source.Source, tbl sink.Tabl
 		if err := d.SetParallel(d.unit, sqldb.Parallel{Column: col, Max: max}); err != nil {
 			return err
 		}
+	}
+	if err := l.prepareIncrementalDB(ctx, src, tbl); err != nil {
+		return err
 	}
 	return l.prepareUpsert(ctx, src, tbl)
 }

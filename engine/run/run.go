@@ -1076,6 +1076,8 @@ type loader struct {
 	heldSums map[string]*Sum
 	// up is the state of a load of mode upsert (nil otherwise).
 	up *upsert
+	// window: the lake rows a database read re-reads (lookback.go).
+	window *lookbackWindow
 	// dbReader is the database reader of the load (nil for files).
 	dbReader *sqldb.Reader
 	// extract is the raw/ extract of a database read (dbextract.go).
@@ -1544,6 +1546,10 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 				}
 			}
 		}
+	}
+	if len(all) == 0 && l.unchangedInLookback(cells) {
+		l.skip(SkipUnchanged)
+		return nil
 	}
 	var key [2]uint64
 	if len(all) == 0 && len(l.keyCols) > 0 {

@@ -149,6 +149,9 @@ func (l *loader) prepareUpsert(ctx context.Context, src source.Source, tbl sink.
 				return err
 			}
 			rng.From, up.res.ReadFrom = from, text
+			if err := l.readLookbackWindow(ctx, tbl, from, text); err != nil {
+				return err
+			}
 		}
 	}
 	if err := d.SetRange(d.unit, rng); err != nil {

@@ -140,6 +140,14 @@ type MetaRows struct {
 // Live is the row count the metadata implies.
 func (m MetaRows) Live() int64 { return m.DataRows - m.DeleteRecords }
 
+// RangeScanner reads the current snapshot's rows whose column is at least
+// from (int64, time.Time or string, by the column's type), skipping the
+// data files whose column statistics lie wholly below it. Rows below from
+// may still be returned: the caller filters.
+type RangeScanner interface {
+	ScanFrom(ctx context.Context, columns []string, column string, from any) (iter.Seq2[arrow.RecordBatch, error], error)
+}
+
 // Keys lists row keys: Columns are key column names of the table and every
 // batch holds exactly those columns, typed as in the table's schema.
 type Keys struct {
