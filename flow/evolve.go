@@ -53,10 +53,21 @@ func loadLakeTable(ctx context.Context, sk *icesink.Sink, p *plan.Plan, name str
 // spec evolution the next commit applies, or refused (see
 // gates.EvolutionFindings). rewrite names the tables the approver allows
 // to be rewritten under an incompatible schema by a full refresh.
+//
+// A catalog that cannot be reached is not a refusal: the finding warns, and
+// the run compares again before it writes (an incompatible change is
+// refused there, before anything is visible).
 func CheckEvolution(ctx context.Context, ws Workspace, p *plan.Plan, rewrite []string) ([]gates.Finding, error) {
+	unchecked := func(err error) []gates.Finding {
+		return []gates.Finding{{Name: "schema evolution", Status: gates.Warn,
+			Detail: "the plan was not compared with the tables in the lake (" + err.Error() + "); the next run compares before it writes and refuses a change the data cannot follow"}}
+	}
 	sk, err := icebergCatalog(ctx, ws, p)
-	if err != nil || sk == nil {
-		return nil, err
+	if err != nil {
+		return unchecked(err), nil
+	}
+	if sk == nil {
+		return nil, nil
 	}
 	defer sk.Close()
 	var evs []gates.TableEvolution
@@ -67,7 +78,7 @@ func CheckEvolution(ctx context.Context, ws Workspace, p *plan.Plan, rewrite []s
 		}
 		tbl, err := loadLakeTable(ctx, sk, p, name)
 		if err != nil {
-			return nil, err
+			return unchecked(err), nil
 		}
 		if tbl == nil {
 			continue

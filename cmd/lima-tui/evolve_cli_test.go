@@ -295,8 +295,10 @@ func TestEvolveAddColumn(t *testing.T) {
 	cols := append(append(append([]string(nil), evoCols[:2]...), `{name: grade, type: string}`), evoCols[2:]...)
 	evoChangePlan(t, planPath, evoPlan("incremental", cols, "month(u)"))
 	evoFile(t, dir, "insp-2.csv", evoHeader+"5,50,500.00,2026-05-06,2026-06-01,n5,P-5,B\n")
+	before := evoTable(t, dir)
 	evoRun(t, planPath, exitOK)
 	tbl := evoTable(t, dir)
+	evoCheckOneCommit(t, before, tbl)
 	evoCheckSchema(t, tbl, []evoField{{1, "id", "long", true}, {2, "qty", "int", false}, {8, "grade", "string", false},
 		{3, "amount", "decimal(9, 2)", false}, {4, "d", "date", false}, {5, "u", "date", false}, {6, "note", "string", false}, {7, "saengsanbeonho", "string", false}})
 	rows := evoRows(t, tbl)
@@ -398,8 +400,10 @@ func TestEvolveRepartition(t *testing.T) {
 	dir, planPath := evoWorkspace(t, "incremental")
 	evoChangePlan(t, planPath, evoPlan("incremental", evoCols, "month(d)"))
 	evoFile(t, dir, "insp-2.csv", evoHeader+"5,50,500.00,2026-05-06,2026-06-01,n5,P-5,B\n")
+	before := evoTable(t, dir)
 	evoRun(t, planPath, exitOK)
 	tbl := evoTable(t, dir)
+	evoCheckOneCommit(t, before, tbl)
 	evoCheckSchema(t, tbl, evoV1)
 	if got := evoSpec(tbl); got != "month(4)" {
 		t.Fatalf("default spec %s, want month(4) (d)", got)
@@ -421,6 +425,28 @@ func TestEvolveRepartitionFullMode(t *testing.T) {
 	evoCheckFileSpecs(t, tbl, map[string]int{"1": 2}) // January and February of d
 	evoCheckRows(t, evoRows(t, tbl), "u", map[int64]string{1: "2026-03-01", 2: "2026-03-02", 3: "2026-04-01", 4: "2026-04-02"})
 	evoCheckDocs(t, dir, tbl, "month(d)")
+}
+
+// evoCheckOneCommit: the evolution and the load's rows were one catalog
+// commit — one new metadata version, whose new snapshot was written under
+// the new current schema — never a schema change visible without its rows.
+func evoCheckOneCommit(t *testing.T, before, after *table.Table) {
+	t.Helper()
+	count := func(tbl *table.Table) int {
+		n := 0
+		for range tbl.Metadata().PreviousFiles() {
+			n++
+		}
+		return n
+	}
+	if b, a := count(before), count(after); a != b+1 {
+		t.Errorf("%d metadata versions before the run, %d after: the evolution was not committed with the data", b+1, a+1)
+	}
+	snap := after.CurrentSnapshot()
+	bs, as := before.Spec(), after.Spec()
+	if snap == nil || snap.SchemaID == nil || *snap.SchemaID != after.Schema().ID || after.Schema().ID == before.Schema().ID && as.ID() == bs.ID() {
+		t.Errorf("the load's snapshot is not written under the evolved schema/spec")
+	}
 }
 
 // evoCheckFileSpecs counts the live data files by partition spec id.

@@ -247,13 +247,9 @@ func Diff(have *iceberg.Schema, haveSpec iceberg.PartitionSpec, want []plan.Fiel
 	}
 	for i := range want {
 		if e.lakeID[i] == 0 {
+			// A new column never has a lake column's name (that one would
+			// have matched it), so the schema update resolves it alone.
 			order = append(order, want[i].Name)
-			// Iceberg resolves a column by its current name within one
-			// schema update: a new column cannot take the name of a lake
-			// column that is renamed away in the same change.
-			if _, taken := byName[want[i].Name]; taken {
-				return nil, fmt.Errorf("column %s is new but the table's column %s is renamed in the same change; approve and load the rename first, then add the new %s", want[i].Name, want[i].Name, want[i].Name)
-			}
 		}
 	}
 	if !sameStrings(order, fieldNames(want)) {
