@@ -294,7 +294,7 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 	if ctasErr != nil {
 		rep.Warnings = append(rep.Warnings, "the Athena CTAS files of the marts were not written: "+ctasErr.Error())
 	}
-	lake := reports.LakeTablesFrom(exps, recs)
+	lake := withLakeMetadata(ctx, o.Workspace, o.Plan, reports.LakeTablesFrom(exps, recs)) // docs describe the metadata (evolve.go)
 	for _, m := range marts {
 		if m.Status != "built" || m.Reconciliation != gates.Pass {
 			continue

@@ -1116,3 +1116,49 @@ func (pr *Proposal) Apply(p *plan.Plan) bool {
 	}
 	return true
 }
+
+// TableEvolution is what separates one existing lake table from the plan
+// (see icesink.Diff): Changes apply to the rows in the table as they are;
+// Rewrite lists the changes only replacing every row can apply.
+type TableEvolution struct {
+	Table   string
+	Mode    string // the table's load mode
+	Changes []string
+	Rewrite []string
+	// RewriteApproved: the approver named the table for a rewrite
+	// (approve --rewrite TABLE).
+	RewriteApproved bool
+}
+
+// EvolutionFindings judges plan changes to existing tables at approval.
+// Compatible changes pass (the next commit applies them with the data).
+// An incompatible change passes only when the table's rows are replaced
+// anyway (mode full) or the approver asked for a rewrite; otherwise it
+// fails, naming the fixes.
+func EvolutionFindings(evs []TableEvolution) []Finding {
+	var out []Finding
+	for _, e := range evs {
+		name := "schema evolution of " + e.Table
+		if len(e.Changes) > 0 {
+			out = append(out, Finding{Name: name, Status: Pass,
+				Detail: "the next load's commit applies, in the same Iceberg transaction: " + strings.Join(e.Changes, "; ")})
+		}
+		if len(e.Rewrite) == 0 {
+			continue
+		}
+		what := strings.Join(e.Rewrite, "; ")
+		switch {
+		case e.Mode == plan.ModeFull:
+			out = append(out, Finding{Name: name, Status: Pass,
+				Detail: what + ": mode full replaces every row at each run, so the next run rewrites the table under the new schema (the column gets a new field id; older snapshots keep the old type)"})
+		case e.RewriteApproved:
+			out = append(out, Finding{Name: name, Status: Pass,
+				Detail: what + ": rewrite approved; only a run with --full-refresh applies it (every row is read again from the source), other runs of the table are refused until then"})
+		default:
+			out = append(out, Finding{Name: name, Status: Fail,
+				Detail: what + ": the rows already in the table cannot be converted (narrowing or another type)",
+				Fix:    fmt.Sprintf("load the new schema into a new table (give %s another name in the plan), or approve with --rewrite %s and then run `lima-tui run --full-refresh --table %s`, which replaces every row under the new schema; or keep the lake's type in the plan", e.Table, e.Table, e.Table)})
+		}
+	}
+	return out
+}

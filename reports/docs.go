@@ -48,6 +48,12 @@ type LakeTable struct {
 	Columns    []string `json:"columns"`
 	Types      []string `json:"types"`
 	Required   []bool   `json:"required,omitempty"`
+	// Partition is the table's default partition spec in the plan's
+	// spelling; set with FromMetadata.
+	Partition []string `json:"partition,omitempty"`
+	// FromMetadata: Columns, Types, Required and Partition were read from
+	// the table's own (Iceberg) metadata, not from the run's plan.
+	FromMetadata bool `json:"from_metadata,omitempty"`
 	// RunID is the run that saw this state (set by WriteDocs).
 	RunID string `json:"run_id,omitempty"`
 }
@@ -88,16 +94,21 @@ func WriteDocs(dir string, p *plan.Plan, latest *Report, lake []LakeTable) error
 		return errors.New("docs: no plan")
 	}
 	var errs []error
+	// The lake state (schemas and partitioning as the tables' metadata
+	// says) is carried in ARCHITECTURE.md from run to run; both docs
+	// describe a loaded table by it, never by the plan's hopes.
+	ap := filepath.Join(dir, ArchitectureFile)
+	oldArch, archErr := readDoc(ap)
+	state := mergeLakeState(p, latest, lake, oldArch)
 	rp := filepath.Join(dir, ReadmeFile)
 	if old, err := readDoc(rp); err != nil {
 		errs = append(errs, err)
-	} else if err := writeDoc(rp, old, mergeDoc(old, readmeSections(p), "# "+md(title(p))+" — data platform\n\n")); err != nil {
+	} else if err := writeDoc(rp, old, mergeDoc(old, readmeSections(p, state), "# "+md(title(p))+" — data platform\n\n")); err != nil {
 		errs = append(errs, err)
 	}
-	ap := filepath.Join(dir, ArchitectureFile)
-	if old, err := readDoc(ap); err != nil {
-		errs = append(errs, err)
-	} else if err := writeDoc(ap, old, mergeDoc(old, architectureSections(p, latest, lake, old), "# "+md(title(p))+" — architecture\n\n")); err != nil {
+	if archErr != nil {
+		errs = append(errs, archErr)
+	} else if err := writeDoc(ap, oldArch, mergeDoc(oldArch, architectureSections(p, latest, state, oldArch), "# "+md(title(p))+" — architecture\n\n")); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -149,13 +160,13 @@ const docNote = "_Lima regenerates the sections between the `lima:begin` and `li
 
 // readmeSections depend on the plan only, so README.md changes only when
 // the plan does.
-func readmeSections(p *plan.Plan) []docSection {
+func readmeSections(p *plan.Plan, state map[string]LakeTable) []docSection {
 	return []docSection{
 		{"overview", readmeOverview(p)},
 		{"naming", readmeNaming(p)},
-		{"storage", readmeStorage(p)},
+		{"storage", readmeStorage(p, state)},
 		{"catalog", readmeCatalog(p)},
-		{"tables", readmeTables(p)},
+		{"tables", readmeTables(p, state)},
 		{"schedule", readmeSchedule(p)},
 		{"validate", readmeValidate()},
 	}
@@ -266,7 +277,16 @@ func readmeNaming(p *plan.Plan) string {
 	return b.String()
 }
 
-func readmeStorage(p *plan.Plan) string {
+// partitionOf is how a table is partitioned: as its metadata says when a
+// run read it, else as the plan declares.
+func partitionOf(n string, t *plan.Table, state map[string]LakeTable) []string {
+	if lt, ok := state[n]; ok && lt.FromMetadata {
+		return lt.Partition
+	}
+	return t.Partition
+}
+
+func readmeStorage(p *plan.Plan, state map[string]LakeTable) string {
 	var b strings.Builder
 	b.WriteString("## Storage pattern\n\n")
 	if p.Pattern() == plan.PatternHive {
@@ -283,13 +303,13 @@ func readmeStorage(p *plan.Plan) string {
 		if t == nil {
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", md(n), md(t.TableType()), md(t.Mode()), orDash(md(strings.Join(t.Partition, ", "))))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", md(n), md(t.TableType()), md(t.Mode()), orDash(md(strings.Join(partitionOf(n, t, state), ", "))))
 	}
-	state := "SQLite in .lima/state.db"
+	store := "SQLite in .lima/state.db"
 	if p.Storage.State == "postgres" {
-		state = "PostgreSQL (DSN from $" + md(p.Storage.StateDSNEnv) + ")"
+		store = "PostgreSQL (DSN from $" + md(p.Storage.StateDSNEnv) + ")"
 	}
-	fmt.Fprintf(&b, "\nRuns, watermarks and the exception queue live in the state store: %s.\n", state)
+	fmt.Fprintf(&b, "\nRuns, watermarks and the exception queue live in the state store: %s.\n", store)
 	return b.String()
 }
 
@@ -321,7 +341,7 @@ func readmeCatalog(p *plan.Plan) string {
 	return b.String()
 }
 
-func readmeTables(p *plan.Plan) string {
+func readmeTables(p *plan.Plan, state map[string]LakeTable) string {
 	var b strings.Builder
 	b.WriteString("## Tables\n")
 	for _, n := range p.TableNames() {
@@ -348,7 +368,7 @@ func readmeTables(p *plan.Plan) string {
 			fmt.Fprintf(&b, "; watermark %s", md(t.Load.Watermark))
 		}
 		b.WriteString("\n")
-		fmt.Fprintf(&b, "- Partitioned by: %s\n", orDash(md(strings.Join(t.Partition, ", "))))
+		fmt.Fprintf(&b, "- Partitioned by: %s\n", orDash(md(strings.Join(partitionOf(n, t, state), ", "))))
 		if t.IsMart() {
 			fmt.Fprintf(&b, "- Grain: %s; SUM-safe: %s\n", orDash(md(strings.Join(t.Grain, ", "))), orDash(md(strings.Join(t.SumSafeColumns, ", "))))
 		}
@@ -364,19 +384,39 @@ func readmeTables(p *plan.Plan) string {
 		if t.ErrorBudget != "" {
 			fmt.Fprintf(&b, "- Error budget: %s\n", md(t.ErrorBudget))
 		}
-		if len(t.Columns) == 0 {
+		lt, loaded := state[n]
+		loaded = loaded && lt.FromMetadata && len(lt.Columns) == len(lt.Types)
+		if len(t.Columns) == 0 && !loaded {
 			b.WriteString("\nColumns: inferred from the data at the first run.\n")
 			continue
 		}
 		parts := map[string]string{}
-		for _, ps := range t.Partition {
+		for _, ps := range partitionOf(n, t, state) {
 			if pf, err := plan.ParsePartition(ps); err == nil {
 				parts[pf.Column] = ps
 			}
 		}
+		cols, types, required := t.Columns, map[string]string{}, map[string]bool{}
+		if loaded {
+			b.WriteString("\nColumns as the table's metadata says:\n")
+			cols = nil
+			for i, name := range lt.Columns {
+				c := plan.Column{Name: name}
+				if pc, ok := t.Column(name); ok {
+					c = *pc
+				}
+				cols = append(cols, c)
+				types[name] = lt.Types[i]
+				required[name] = i < len(lt.Required) && lt.Required[i]
+			}
+		}
 		b.WriteString("\n| column | type | required | key | partition | fixes | description |\n|---|---|---|---|---|---|---|\n")
-		for _, c := range t.Columns {
+		for _, c := range cols {
 			typ := c.Type
+			req := t.IsRequired(c.Name)
+			if loaded {
+				typ, req = types[c.Name], required[c.Name]
+			}
 			if typ == "" {
 				typ = "inferred"
 			}
@@ -388,7 +428,7 @@ func readmeTables(p *plan.Plan) string {
 			if t.IsKey(c.Name) && isText(c.Type) && !slices.Contains(fixes, "nfc") {
 				fixes = append(slices.Clip(fixes), "nfc (keys by default)")
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", md(c.Name), md(typ), yesBlank(t.IsRequired(c.Name)), yesBlank(t.IsKey(c.Name)),
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", md(c.Name), md(typ), yesBlank(req), yesBlank(t.IsKey(c.Name)),
 				md(parts[c.Name]), md(strings.Join(fixes, ", ")), md(desc))
 		}
 	}
@@ -473,11 +513,10 @@ func readmeValidate() string {
 
 // ---- ARCHITECTURE.md ----
 
-func architectureSections(p *plan.Plan, latest *Report, lake []LakeTable, old string) []docSection {
-	state := mergeLakeState(p, latest, lake, old)
+func architectureSections(p *plan.Plan, latest *Report, state map[string]LakeTable, old string) []docSection {
 	return []docSection{
 		{"state", archState(p, latest, state)},
-		{"decisions", archDecisions(p)},
+		{"decisions", archDecisions(p, state)},
 		{"schedule", archSchedule(p)},
 		{"issues", archIssues(p, latest)},
 		{"changelog", archChangeLog(latest, old)},
@@ -557,7 +596,11 @@ func archState(p *plan.Plan, latest *Report, state map[string]LakeTable) string 
 		fmt.Fprintf(&b, "\n**%s**", md(p.Namespace()+"."+n))
 		lt, ok := state[n]
 		if ok && len(lt.Columns) == len(lt.Types) && len(lt.Columns) > 0 {
-			b.WriteString(" (as discovered by the run)\n\n| column | type | required |\n|---|---|---|\n")
+			if lt.FromMetadata {
+				fmt.Fprintf(&b, " (as the table's metadata says; partitioned by %s)\n\n| column | type | required |\n|---|---|---|\n", orDash(md(strings.Join(lt.Partition, ", "))))
+			} else {
+				b.WriteString(" (as discovered by the run)\n\n| column | type | required |\n|---|---|---|\n")
+			}
 			for i, c := range lt.Columns {
 				req := i < len(lt.Required) && lt.Required[i]
 				fmt.Fprintf(&b, "| %s | %s | %s |\n", md(c), md(lt.Types[i]), yesBlank(req))
@@ -589,7 +632,7 @@ func archState(p *plan.Plan, latest *Report, state map[string]LakeTable) string 
 	return b.String()
 }
 
-func archDecisions(p *plan.Plan) string {
+func archDecisions(p *plan.Plan, state map[string]LakeTable) string {
 	var b strings.Builder
 	b.WriteString("## Decisions\n\n")
 	b.WriteString("| decision | choice | rationale | do not change to |\n|---|---|---|---|\n")
@@ -628,9 +671,9 @@ func archDecisions(p *plan.Plan) string {
 		if t == nil {
 			continue
 		}
-		if len(t.Partition) > 0 {
-			row("partitioning of "+md(n), md(strings.Join(t.Partition, ", ")),
-				"queries filter on "+md(partitionColumns(t))+"; files stay few and large",
+		if part := partitionOf(n, t, state); len(part) > 0 {
+			row("partitioning of "+md(n), md(strings.Join(part, ", ")),
+				"queries filter on "+md(partitionColumns(part))+"; files stay few and large",
 				"a key or other high-cardinality column — millions of tiny files")
 		} else {
 			row("partitioning of "+md(n), "none", "a small table: one set of files reads fastest",
@@ -675,17 +718,17 @@ func archDecisions(p *plan.Plan) string {
 	row("held-back rows", "kept in the exception queue with file, line, raw bytes, rule and owner",
 		"nothing is silently dropped or nulled; rows read = loaded + held back + skipped",
 		"dropping or nulling bad values — the totals would no longer balance")
-	state := "SQLite (.lima/state.db)"
+	store := "SQLite (.lima/state.db)"
 	if p.Storage.State == "postgres" {
-		state = "PostgreSQL (shared)"
+		store = "PostgreSQL (shared)"
 	}
-	row("state store", state, "runs, watermark mirror and the exception queue in one transactional store", "files next to the data — no transactions, no queue")
+	row("state store", store, "runs, watermark mirror and the exception queue in one transactional store", "files next to the data — no transactions, no queue")
 	return b.String()
 }
 
-func partitionColumns(t *plan.Table) string {
+func partitionColumns(part []string) string {
 	var cols []string
-	for _, ps := range t.Partition {
+	for _, ps := range part {
 		if pf, err := plan.ParsePartition(ps); err == nil {
 			cols = append(cols, pf.Column)
 		}

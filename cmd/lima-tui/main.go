@@ -424,6 +424,7 @@ func cmdApprove(args []string, stdout, stderr io.Writer) int {
 	planPath := fs.String("plan", "platform.yaml", "the plan")
 	gate := fs.String("gate", "", "scope or data-model")
 	by := fs.String("by", "", "who approves")
+	rewrite := fs.String("rewrite", "", "data-model: tables (comma-separated) a --full-refresh may rewrite under an incompatible schema")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -442,6 +443,18 @@ func cmdApprove(args []string, stdout, stderr io.Writer) int {
 			printFindingLines(stderr, failed)
 			return exitPrecondition
 		}
+	}
+	if *gate == "data-model" { // plan changes to existing tables must be Iceberg evolution (flow/evolve.go)
+		found, err := flow.CheckEvolution(context.Background(), flow.Workspace{Dir: filepath.Dir(*planPath)}, p, strings.Split(*rewrite, ","))
+		if err != nil {
+			return fail(stderr, err)
+		}
+		if failed := gates.FailedFindings(found); len(failed) > 0 {
+			fmt.Fprintln(stderr, "lima-tui approve: the plan changes tables in the lake in ways their data cannot follow; nothing was recorded:")
+			printFindingLines(stderr, failed)
+			return exitPrecondition
+		}
+		printFindingLines(stdout, found)
 	}
 	now := time.Now().UTC().Format(time.RFC3339)
 	a := &plan.Approval{ApprovedBy: *by, ApprovedAt: now, PlanHash: p.Hash()}

@@ -201,6 +201,12 @@ type Column struct {
 	Required bool   `yaml:"required,omitempty"`
 	// SourceName is the header in the file when it differs from Name.
 	SourceName string `yaml:"source_name,omitempty"`
+	// RenamedFrom is the column's previous name in the lake: the next
+	// commit renames that column of the Iceberg table (its field id and
+	// its values are kept). Without it, a rename is recognised when
+	// SourceName names a lake column the plan no longer has; any other new
+	// name is a new column (and the old one is dropped). See Field.
+	RenamedFrom string `yaml:"renamed_from,omitempty"`
 	// Formats lists the date/timestamp layouts accepted, in order
 	// (yyyy-MM-dd, yyyy/M/d, yyyyMMdd, dd.MM.yyyy, …); default: ISO forms.
 	Formats []string `yaml:"formats,omitempty"`

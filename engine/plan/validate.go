@@ -415,6 +415,20 @@ func (v *validator) columns(tp string, t *Table, isMart bool) {
 				v.add(joinIndex(ip+".normalize", j), "%s", msg)
 			}
 		}
+		if r := col.RenamedFrom; r != "" {
+			switch {
+			case !nameRE.MatchString(r) || len(r) > maxNameLen:
+				v.add(ip+".renamed_from", "%q is not a column name; %s", r, nameHelp)
+			case strings.EqualFold(r, col.Name):
+				v.add(ip+".renamed_from", "%q is the column's own name; remove renamed_from", r)
+			default:
+				for j, other := range t.Columns {
+					if j != i && strings.EqualFold(other.Name, r) {
+						v.add(ip+".renamed_from", "%q is the name of columns[%d]; a column can only be renamed from a name the plan no longer has", r, j)
+					}
+				}
+			}
+		}
 	}
 }
 

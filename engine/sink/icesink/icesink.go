@@ -252,34 +252,97 @@ func (s *Sink) OpenTable(ctx context.Context, spec sink.TableSpec) (sink.Table, 
 	} else if err != nil {
 		return nil, fmt.Errorf("load table %s: %w", strings.Join(ident, "."), err)
 	}
-	if err := sameColumns(tbl.Schema(), sc); err != nil {
+	t := &Table{s: s, ident: ident}
+	sch := tbl.Schema()
+	// The plan against the table's metadata: a difference becomes schema
+	// and spec evolution in the transaction of the next commit (see
+	// evolve.go); rows are staged under the evolved schema and spec.
+	want := FieldsOf(spec)
+	ev, err := Diff(tbl.Schema(), tbl.Spec(), want, spec.Partition)
+	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", strings.Join(ident, "."), err)
 	}
-	asc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
+	if !ev.Empty() {
+		tx := tbl.NewTransaction()
+		if err := ev.Apply(tx, strings.Join(ident, "."), true); err != nil {
+			return nil, fmt.Errorf("table %s: %w", strings.Join(ident, "."), err)
+		}
+		st, err := tx.StagedTable()
+		if err != nil {
+			return nil, fmt.Errorf("table %s: %w", strings.Join(ident, "."), err)
+		}
+		t.pending = &pendingEvolution{ev: ev, want: want, part: spec.Partition, schema: st.Schema(), spec: st.Spec(), staged: st.Table}
+		sch = st.Schema()
+	}
+	asc, err := table.SchemaToArrowSchema(sch, nil, true, false)
 	if err != nil {
 		return nil, err
 	}
-	return &Table{s: s, ident: ident, arrow: asc}, nil
+	t.arrow = asc
+	return t, nil
 }
 
-func sameColumns(have, want *iceberg.Schema) error {
-	hf, wf := have.Fields(), want.Fields()
-	if len(hf) != len(wf) {
-		return fmt.Errorf("the lake table has %d columns, the plan %d; change the table explicitly (schema evolution is not automatic)", len(hf), len(wf))
+// pendingEvolution is the evolution an open table's next commit applies.
+type pendingEvolution struct {
+	ev     *Evolution
+	want   []plan.Field
+	part   []plan.PartitionField
+	schema *iceberg.Schema       // the evolved schema rows are staged under
+	spec   iceberg.PartitionSpec // the evolved default spec
+	staged *table.Table          // the table as the evolution leaves it
+}
+
+// Evolution is what the next commit changes in the table's schema and
+// partitioning (nil: nothing).
+func (t *Table) Evolution() *Evolution {
+	if t.pending == nil {
+		return nil
 	}
-	for i := range hf {
-		if hf[i].Name != wf[i].Name || !hf[i].Type.Equals(wf[i].Type) {
-			return fmt.Errorf("column %d is %s %s in the lake but %s %s in the plan", i+1, hf[i].Name, hf[i].Type, wf[i].Name, wf[i].Type)
-		}
+	return t.pending.ev
+}
+
+// evolve adds the pending evolution to the commit's transaction, computed
+// again against the table as it is now; the result must be the schema and
+// spec the files were staged under. Only a commit that replaces every row
+// may apply an incompatible change.
+func (t *Table) evolve(tbl *table.Table, tx *table.Transaction, replace bool) error {
+	pe := t.pending
+	if pe == nil {
+		return nil
+	}
+	name := strings.Join(t.ident, ".")
+	ev, err := Diff(tbl.Schema(), tbl.Spec(), pe.want, pe.part)
+	if err != nil {
+		return err
+	}
+	if err := ev.Apply(tx, name, replace || tbl.CurrentSnapshot() == nil); err != nil {
+		return err
+	}
+	st, err := tx.StagedTable()
+	if err != nil {
+		return err
+	}
+	if st.Schema().ID != pe.schema.ID || !st.Schema().Equals(pe.schema) || !st.Spec().Equals(pe.spec) {
+		return fmt.Errorf("%w: the schema or partitioning of %s changed while this load was written; nothing of it was committed, run it again", sink.ErrCommitFailed, name)
 	}
 	return nil
 }
 
+// writeTable is the table rows are written into: as the pending evolution
+// leaves it, else as it is.
+func (t *Table) writeTable(ctx context.Context) (*table.Table, error) {
+	if t.pending != nil {
+		return t.pending.staged, nil
+	}
+	return t.s.cat.LoadTable(ctx, t.ident)
+}
+
 // Table is an open Iceberg table.
 type Table struct {
-	s     *Sink
-	ident table.Identifier
-	arrow *arrow.Schema
+	s       *Sink
+	ident   table.Identifier
+	arrow   *arrow.Schema
+	pending *pendingEvolution
 }
 
 var (
@@ -432,7 +495,7 @@ func (s *staged) Discard(ctx context.Context) error {
 // Stage writes the batches into data files under the table's data folder.
 // They are not visible until Commit.
 func (t *Table) Stage(ctx context.Context, batches iter.Seq2[arrow.RecordBatch, error]) (sink.Staged, error) {
-	tbl, err := t.s.cat.LoadTable(ctx, t.ident)
+	tbl, err := t.writeTable(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -533,6 +596,9 @@ func (t *Table) commit(ctx context.Context, s sink.Staged, p sink.CommitProps, d
 		}
 		wfs = fs
 		tx := tbl.NewTransaction()
+		if err := t.evolve(tbl, tx, p.Replace); err != nil { // plan evolution (evolve.go)
+			return sink.Commit{}, err
+		}
 		var deleted int64
 		switch {
 		case del != nil:
