@@ -270,6 +270,7 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 			rec = &gates.Reconciliation{Table: tr.Name, Status: gates.Fail, Checks: []gates.Finding{{Name: "read back", Status: gates.Fail, Detail: err.Error()}}}
 		}
 		addUpsertCheck(rec, tr)
+		addSourceCount(ctx, rec, tr, o.Plan.Tables[tr.Name], st)
 		recs[tr.Name] = rec
 	}
 	res.Finished = time.Now().UTC()

@@ -68,14 +68,27 @@ type Expectation struct {
 	// SourceTotals are a database source's own count and sums in the read
 	// snapshot (see SourceTotals); nil for files.
 	SourceTotals *run.SourceTotals `json:"source_totals,omitempty"`
+	// DuplicateRows (a table without a key) counts the accepted rows that
+	// repeat another accepted row whole; nil with a key, or in an
+	// expectation saved before it was recorded.
+	DuplicateRows *int64 `json:"duplicate_rows,omitempty"`
 }
+
+// NoKeyCheck is the name of gate 4's duplicate check of a table without a
+// key: its rows can only be compared whole.
+const NoKeyCheck = "no key: duplicates compared by whole row"
+
+// NotChecked prefixes the name of a finding that says what gate 4 did not
+// check for a table (status Skip); the headline of a run with such a
+// finding never says that every table reconciles.
+const NotChecked = "not checked: "
 
 // Expect builds the expectation of a loaded table.
 func Expect(tr *run.TableResult) Expectation {
 	e := Expectation{Table: tr.Name, LoadID: tr.LoadID, SnapshotID: tr.Commit.SnapshotID, Rows: tr.Source.Rows,
 		Columns: tr.Columns, Required: tr.Required, Keys: tr.Keys, Sums: map[string]string{},
 		Min: tr.Source.Min, Max: tr.Source.Max, Samples: tr.Source.Samples, Mode: tr.Mode, Watermark: tr.WatermarkAfter,
-		SourceTotals: tr.SourceTotals}
+		SourceTotals: tr.SourceTotals, DuplicateRows: tr.Source.DuplicateRows}
 	for _, t := range tr.Types {
 		e.Types = append(e.Types, t.String())
 	}
@@ -201,6 +214,8 @@ func Reconcile(ctx context.Context, sc sink.Scanner, e Expectation) (*Reconcilia
 	if len(e.Keys) > 0 {
 		add("unique key ("+strings.Join(e.Keys, ", ")+")", lk.dups == 0, fmt.Sprintf("%d duplicate key(s) in %d rows", lk.dups, lk.rows),
 			"the same key was loaded twice: check for a load applied twice or rows appended outside Lima")
+	} else {
+		r.Checks = append(r.Checks, noKeyFinding(e, full, lk.rowDups, lk.rows))
 	}
 	if full {
 		for _, c := range sortedKeys(e.Min) {
@@ -232,6 +247,9 @@ func Reconcile(ctx context.Context, sc sink.Scanner, e Expectation) (*Reconcilia
 	if f, ok := MetaCount(ctx, sc, lk.rows); ok { // metacount.go (engineer refresh)
 		r.Checks = append(r.Checks, f)
 	}
+	if what, why := notChecked(e, full); what != "" {
+		r.Checks = append(r.Checks, Finding{Name: NotChecked + what, Status: Skip, Detail: why})
+	}
 	r.Status = Pass
 	for _, f := range r.Checks {
 		if f.Status == Fail {
@@ -239,6 +257,56 @@ func Reconcile(ctx context.Context, sc sink.Scanner, e Expectation) (*Reconcilia
 		}
 	}
 	return r, nil
+}
+
+// noKeyFinding compares the whole-row duplicates of a keyless table: in a
+// full load the lake must repeat exactly as many rows as the load accepted
+// repeated; in a load that adds to the table, repeats across loads cannot
+// be told from a load applied twice, so any is a warning.
+func noKeyFinding(e Expectation, full bool, lakeDups, lakeRows int64) Finding {
+	f := Finding{Name: NoKeyCheck, Status: Pass}
+	switch {
+	case full && e.DuplicateRows != nil:
+		f.Detail = fmt.Sprintf("the load accepted %d row(s) repeating another row whole; the lake holds %d in %d rows", *e.DuplicateRows, lakeDups, lakeRows)
+		if lakeDups != *e.DuplicateRows {
+			f.Status = Fail
+			f.Fix = "rows were loaded twice or appended outside Lima: inspect the table history, then reload with --full-refresh; declare load.keys so duplicates are refused by key"
+		}
+	case lakeDups == 0:
+		f.Detail = fmt.Sprintf("no row of the lake's %d repeats another whole", lakeRows)
+	default:
+		f.Status = Warn
+		src := "not recorded"
+		if e.DuplicateRows != nil {
+			src = fmt.Sprintf("%d", *e.DuplicateRows)
+		}
+		f.Detail = fmt.Sprintf("%d of the lake's %d rows repeat another row whole (this load's repeats: %s); without a key, repeats across loads cannot be told from a load applied twice: not decided", lakeDups, lakeRows, src)
+		f.Fix = "declare load.keys for this table so each row has one copy, or reload with --full-refresh"
+	}
+	return f
+}
+
+// notChecked says what gate 4 could not check for a table of this mode,
+// and why ("" when the table was checked in full).
+func notChecked(e Expectation, full bool) (what, why string) {
+	if full {
+		return "", ""
+	}
+	var parts []string
+	if len(e.Sums) > 0 {
+		parts = append(parts, "the lake's control sums ("+strings.Join(sortedKeys(e.Sums), ", ")+")")
+	}
+	if len(e.Min) > 0 {
+		parts = append(parts, "the range of "+strings.Join(sortedKeys(e.Min), ", "))
+	}
+	if len(parts) == 0 {
+		return "", ""
+	}
+	why = "the table also holds the rows of earlier loads, so only this load's rows (count, samples) and the whole table's keys and nulls were compared"
+	if e.Mode == plan.ModeCDC {
+		why = "change capture applies inserts, updates and deletes; the sums of the applied state are not recomputed from the changes, so only the change rows' count, samples and the whole table's keys and nulls were compared"
+	}
+	return strings.Join(parts, " and "), fmt.Sprintf("mode %s: %s", e.Mode, why)
 }
 
 func sortedKeys(m map[string]string) []string {
@@ -347,6 +415,7 @@ type lakeStats struct {
 	keys    map[[2]uint64]struct{}
 	seed    [2]maphash.Seed
 	dups    int64
+	rowDups int64
 	minmax  map[int]*[2]string
 	mmIdx   []int
 	want    map[string]bool
@@ -474,6 +543,9 @@ func (l *lakeStats) add(rec arrow.RecordBatch) {
 			}
 		}
 	}
+	if len(l.keyIdx) == 0 {
+		l.addRows(col, n)
+	}
 	if len(l.keyIdx) > 0 || len(l.want) > 0 {
 		for r := 0; r < n; r++ {
 			if len(l.keyIdx) > 0 {
@@ -524,6 +596,32 @@ func (l *lakeStats) add(rec arrow.RecordBatch) {
 					l.found[key] = vals
 				}
 			}
+		}
+	}
+}
+
+// addRows counts, for a table without a key, the rows that repeat an
+// earlier row value for value (the same two-hash scheme as keys).
+func (l *lakeStats) addRows(col func(int) arrow.Array, n int) {
+	for r := 0; r < n; r++ {
+		var h1, h2 maphash.Hash
+		h1.SetSeed(l.seed[0])
+		h2.SetSeed(l.seed[1])
+		for i := range l.e.Columns {
+			s := "\x01NULL"
+			if a := col(i); a != nil && !a.IsNull(r) {
+				s = FormatValue(a, r)
+			}
+			h1.WriteString(s)
+			h1.WriteByte(0)
+			h2.WriteString(s)
+			h2.WriteByte(0)
+		}
+		k := [2]uint64{h1.Sum64(), h2.Sum64()}
+		if _, dup := l.keys[k]; dup {
+			l.rowDups++
+		} else {
+			l.keys[k] = struct{}{}
 		}
 	}
 }

@@ -14,6 +14,9 @@ func Markdown(r *Report) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Lima run %s\n\n", r.RunID)
 	fmt.Fprintf(&b, "- **Status:** %s\n", statusWord(r.Status))
+	if r.Headline != "" {
+		fmt.Fprintf(&b, "- **Gate 4:** %s\n", md(r.Headline))
+	}
 	fmt.Fprintf(&b, "- **Started:** %s  \n- **Finished:** %s (%s)\n", r.StartedAt.Format("2006-01-02 15:04:05 MST"),
 		r.FinishedAt.Format("2006-01-02 15:04:05 MST"), r.FinishedAt.Sub(r.StartedAt).Round(1e6))
 	if r.ScheduledAt != nil {

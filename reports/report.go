@@ -33,12 +33,20 @@ type Report struct {
 	StartedAt  time.Time `json:"started_at"`
 	FinishedAt time.Time `json:"finished_at"`
 	// ScheduledAt is the fire time of a run the scheduler started.
-	ScheduledAt *time.Time    `json:"scheduled_at,omitempty"`
-	Deadline    *time.Time    `json:"deadline"`
-	DeadlineMet *bool         `json:"deadline_met"`
-	DeadlineBy  string        `json:"deadline_margin,omitempty"`
-	Tables      []TableReport `json:"tables"`
-	Exceptions  Exceptions    `json:"exceptions"`
+	ScheduledAt *time.Time `json:"scheduled_at,omitempty"`
+	Deadline    *time.Time `json:"deadline"`
+	DeadlineMet *bool      `json:"deadline_met"`
+	DeadlineBy  string     `json:"deadline_margin,omitempty"`
+	// Headline is gate 4's one-line verdict of the run. It says "every
+	// table reconciles" only when every table of the run was loaded and
+	// checked in full; otherwise it says what failed or was not checked.
+	Headline string `json:"headline"`
+	// NotChecked lists, per table, what gate 4 did not check this run
+	// ("table: what"): findings that were skipped or not decided, tables
+	// already loaded (not re-checked) or not reconciled.
+	NotChecked []string      `json:"not_checked,omitempty"`
+	Tables     []TableReport `json:"tables"`
+	Exceptions Exceptions    `json:"exceptions"`
 	// Notifications sent to owners after the run.
 	Notifications []Notification `json:"notifications,omitempty"`
 	// Warnings are problems that did not fail the run.
@@ -76,6 +84,74 @@ func (r *Report) AddMarts(ms []MartReport) {
 			r.Status = StatusReconciliationFailed
 		}
 	}
+	r.SetHeadline()
+}
+
+// Headline texts.
+const (
+	HeadlineAll     = "every table reconciles"
+	HeadlineNothing = "nothing new was loaded: gate 4 proved each table when it was loaded (lima-tui reconcile re-checks the lake now)"
+)
+
+// SetHeadline (re)computes the headline from the status, the tables and
+// NotChecked. Build and AddMarts call it; call it again after changing
+// the tables' checks.
+func (r *Report) SetHeadline() {
+	var failed []string
+	loaded := 0
+	for _, t := range r.Tables {
+		if t.Reconciliation == gates.Fail || t.Error != "" || !t.Balanced {
+			failed = append(failed, t.Name)
+		}
+		if t.Status == run.StatusLoaded {
+			loaded++
+		}
+	}
+	for _, m := range r.Marts {
+		if m.Status == "failed" || m.Reconciliation == gates.Fail {
+			failed = append(failed, "mart "+m.Name)
+		}
+	}
+	switch {
+	case r.Status == StatusFailed:
+		r.Headline = "the run failed"
+		if len(failed) > 0 {
+			r.Headline += ": " + strings.Join(failed, ", ")
+		}
+	case r.Status == StatusReconciliationFailed:
+		r.Headline = "loaded, but gate 4 failed for " + strings.Join(failed, ", ")
+	case loaded == 0:
+		r.Headline = HeadlineNothing
+		if len(r.Tables) == 0 {
+			r.Headline = "no table in this run"
+		}
+	case len(r.NotChecked) > 0:
+		r.Headline = fmt.Sprintf("loaded; gate 4 passed what it checked, but did not check %d thing(s): %s", len(r.NotChecked), strings.Join(r.NotChecked, "; "))
+	default:
+		r.Headline = HeadlineAll
+	}
+}
+
+// notChecked lists what gate 4 did not check for one table of the report.
+func notChecked(t TableReport, rec *gates.Reconciliation) []string {
+	switch {
+	case t.Status == run.StatusAlreadyLoaded:
+		return []string{t.Name + ": already loaded, not re-checked this run"}
+	case t.Status != run.StatusLoaded:
+		return nil // failed: the failure is the headline
+	case rec == nil:
+		return []string{t.Name + ": not reconciled (the sink cannot read the table back)"}
+	}
+	var out []string
+	for _, f := range rec.Checks {
+		switch f.Status {
+		case gates.Skip:
+			out = append(out, t.Name+": "+f.Name)
+		case gates.Warn:
+			out = append(out, t.Name+": "+f.Name+" (not decided)")
+		}
+	}
+	return out
 }
 
 // Notification is one digest sent (or not) to an owner.
@@ -198,6 +274,7 @@ func Build(p *plan.Plan, res *run.Result, recs map[string]*gates.Reconciliation)
 		}
 		t.Checks = append(t.Checks, gates.Finding{Name: "conservation", Status: passIf(t.Balanced),
 			Detail: fmt.Sprintf("read %d = loaded %d + quarantined %d + skipped %d", tr.RowsRead, tr.RowsLoaded, tr.RowsQuarantined, tr.RowsSkipped)})
+		r.NotChecked = append(r.NotChecked, notChecked(t, recs[tr.Name])...)
 		if rec := recs[tr.Name]; rec != nil {
 			t.Reconciliation = rec.Status
 			t.ControlTotals = rec.ControlTotals
@@ -256,6 +333,7 @@ func Build(p *plan.Plan, res *run.Result, recs map[string]*gates.Reconciliation)
 		}
 		r.Tables = append(r.Tables, t)
 	}
+	r.SetHeadline()
 	return r
 }
 

@@ -189,6 +189,12 @@ func (s *reconScreen) renderList() string {
 	var out []string
 	add := func(l ...string) { out = append(out, l...) }
 	verdict := t.OK.Render(ui.StatusOK.Glyph()) + " every table reconciles"
+	if r.Headline != "" && r.Headline != reports.HeadlineAll {
+		verdict = t.OK.Render(ui.StatusOK.Glyph()) + " " + ui.Sanitize(r.Headline)
+		if len(r.NotChecked) > 0 {
+			verdict = t.Warn.Render(ui.StatusWarn.Glyph()) + " " + ui.Sanitize(r.Headline)
+		}
+	}
 	switch r.Status {
 	case reports.StatusReconciliationFailed:
 		verdict = t.Failed.Render(ui.StatusFailed.Glyph()) + " loaded, but gate 4 failed"

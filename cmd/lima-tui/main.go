@@ -273,7 +273,7 @@ func reportProgress(p *run.Progress, done <-chan struct{}, w io.Writer) {
 }
 
 func printSummary(w io.Writer, r *reports.Report) {
-	fmt.Fprintf(w, "\nrun %s — %s\n", r.RunID, statusText(r.Status))
+	fmt.Fprintf(w, "\nrun %s — %s\n", r.RunID, headlineText(r))
 	nw := len("table")
 	for _, t := range r.Tables {
 		nw = max(nw, len([]rune(ui.Sanitize(t.Name))))
@@ -325,6 +325,19 @@ func statusText(s string) string {
 		return "✗ loaded, but gate 4 (reconciliation) failed"
 	}
 	return "✗ failed"
+}
+
+// headlineText is the status with gate 4's headline: "every table
+// reconciles" only when every table was checked in full.
+func headlineText(r *reports.Report) string {
+	s := statusText(r.Status)
+	if r.Headline == "" {
+		return s
+	}
+	if r.Status == reports.StatusOK && len(r.NotChecked) > 0 {
+		s = "! ok, not fully checked"
+	}
+	return s + " — " + ui.Sanitize(r.Headline)
 }
 
 func gateMark(s string) string {

@@ -29,6 +29,9 @@ type SourceTotals struct {
 	// each control column (by plan column name), as the database wrote it.
 	Rows int64             `json:"rows"`
 	Sums map[string]string `json:"sums"`
+	// TableRows is count(*) of the whole table in the same snapshot,
+	// whatever the read range (gates.SourceCount).
+	TableRows *int64 `json:"table_rows,omitempty"`
 	// RowsRead, RowsHeld and RowsSkipped are what the load did with the
 	// snapshot's rows.
 	RowsRead    int64 `json:"rows_read"`
@@ -150,6 +153,13 @@ func (l *loader) sourceTotals(ctx context.Context, u source.Unit, r *sqldb.Reade
 	st := &SourceTotals{Unit: u.Name, Rows: n, Sums: map[string]string{}}
 	if l.window != nil {
 		st.From = l.window.From
+	}
+	if st.TableRows = &n; r.HasRange() { // gate 4's whole-table count
+		if tn, err := r.TableCount(ctx); err == nil {
+			st.TableRows = &tn
+		} else {
+			st.TableRows = nil
+		}
 	}
 	l.heldSums = map[string]*Sum{}
 	for _, i := range l.stats.sumCols {

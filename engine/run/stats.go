@@ -1,6 +1,7 @@
 package run
 
 import (
+	"hash/maphash"
 	"math/big"
 	"math/rand/v2"
 
@@ -22,6 +23,10 @@ type Stats struct {
 	Min, Max map[string]string
 	// Samples are up to five accepted rows, chosen by reservoir sampling.
 	Samples []Sample
+	// DuplicateRows, for a table without a key, counts the accepted rows
+	// that repeat an earlier accepted row value for value (nil with a
+	// key): gate 4 compares it with the lake's whole-row duplicates.
+	DuplicateRows *int64
 }
 
 // Sum is an exact sum for integer and decimal columns, a float sum for
@@ -102,6 +107,9 @@ type statsBuilder struct {
 	maxCells  map[int]clean.Cell
 	seenRows  int64
 	sampleCap int
+	// rows holds the hash of every accepted row of a keyless table.
+	rows map[[2]uint64]struct{}
+	seed [2]maphash.Seed
 }
 
 func newStatsBuilder(cols []string, types []plan.Type, sumCols, minmax, keyCols []int, seed uint64) *statsBuilder {
@@ -112,11 +120,43 @@ func newStatsBuilder(cols []string, types []plan.Type, sumCols, minmax, keyCols 
 	for _, i := range sumCols {
 		b.st.Sums[cols[i]] = &Sum{Type: types[i], IsFloat: types[i].Kind == plan.Double}
 	}
+	if len(keyCols) == 0 {
+		b.rows = map[[2]uint64]struct{}{}
+		b.seed = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+		b.st.DuplicateRows = new(int64)
+	}
 	return b
+}
+
+// addRow counts a keyless table's row that repeats an earlier one (two
+// independent 64-bit hashes of the canonical texts).
+func (b *statsBuilder) addRow(cells []clean.Cell) {
+	var h1, h2 maphash.Hash
+	h1.SetSeed(b.seed[0])
+	h2.SetSeed(b.seed[1])
+	for i, c := range cells {
+		s := "\x01NULL"
+		if !c.Null {
+			s = clean.FormatCell(b.types[i], c)
+		}
+		h1.WriteString(s)
+		h1.WriteByte(0)
+		h2.WriteString(s)
+		h2.WriteByte(0)
+	}
+	k := [2]uint64{h1.Sum64(), h2.Sum64()}
+	if _, dup := b.rows[k]; dup {
+		*b.st.DuplicateRows++
+		return
+	}
+	b.rows[k] = struct{}{}
 }
 
 func (b *statsBuilder) add(cells []clean.Cell, loc source.Locator) {
 	b.st.Rows++
+	if b.rows != nil {
+		b.addRow(cells)
+	}
 	for _, i := range b.sumCols {
 		c := cells[i]
 		if c.Null {
