@@ -426,3 +426,44 @@ func TestReplayRefusesAKeyAlreadyInTheTable(t *testing.T) {
 		t.Fatalf("the duplicate: %s %+v, want open with rule unique naming %s", e.Status, e.Failures, dupID)
 	}
 }
+
+// TestKeylessRunRefreshResolveEveryCopyReplayLandsOnce is issue 13's
+// failure 1 as a user met it: in a table without a key, `run`, then
+// `run --full-refresh`, then resolve every exception of each bad row and
+// replay: each fixed row must be in the lake once (the refresh met the same
+// bad rows again: one exception each, not a second copy).
+func TestKeylessRunRefreshResolveEveryCopyReplayLandsOnce(t *testing.T) {
+	ctx := context.Background()
+	csv, rows := genReadings(50)
+	ws, p := workspace(t, map[string][]byte{"r.csv": csv}, readingsPlan(false))
+	runOnce(t, ws, p, flow.RunOptions{})
+	runOnce(t, ws, p, flow.RunOptions{FullRefresh: true})
+	st := openLedger(t, ws, p)
+	fixed := map[int64]bool{}
+	byL := readingsByLine(t, st)
+	for _, r := range rows {
+		if !r.bad {
+			continue
+		}
+		if n := len(byL[r.line]); n != 1 {
+			t.Errorf("line %d: %d exceptions after run and full refresh, want 1", r.line, n)
+		}
+		for _, e := range byL[r.line] {
+			if err := st.Resolve(ctx, e.ID, map[string]string{"value": r.value}, "ops", ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fixed[r.line] = true
+	}
+	if len(fixed) != 7 { // i%7 == 3 for i in [0,50)
+		t.Fatalf("generator: %d bad rows, want 7", len(fixed))
+	}
+	out, err := flow.Replay(ctx, flow.ReplayOptions{Workspace: ws, Plan: p, By: "ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr := tableReport(t, out.Report, "readings"); tr.RowsLoaded != 7 {
+		t.Errorf("replay loaded %d rows, want 7", tr.RowsLoaded)
+	}
+	sameReadings(t, "after the replay", readingsLake(t, ws, p), wantReadings(rows, fixed))
+}

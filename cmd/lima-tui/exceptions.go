@@ -52,7 +52,7 @@ func cmdExceptions(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.StringVar(&f.Owner, "owner", "", "filter by owner (assign: the new owner)")
 	fs.StringVar(&f.Table, "table", "", "filter by table")
 	fs.StringVar(&f.Rule, "rule", "", "filter by rule")
-	fs.StringVar(&f.Status, "status", "", "filter by status: open, fixed, replayed, waived")
+	fs.StringVar(&f.Status, "status", "", "filter by status: open, fixed, replayed, waived, superseded")
 	fs.BoolVar(&f.Overdue, "overdue", false, "only exceptions past their deadline and not resolved")
 	limit := fs.Int("limit", ledger.DefaultPageSize, "rows per page")
 	after := fs.String("after", "", "continue after this cursor")
@@ -262,6 +262,12 @@ func where(e ledger.Exception) string {
 func printException(w io.Writer, e ledger.Exception, hist []ledger.Event) {
 	fmt.Fprintf(w, "exception %d — %s (%s)\n", e.ID, e.Status, e.Level)
 	fmt.Fprintf(w, "  table     %s\n  where     %s\n  load      %s (run %s)\n", ui.Sanitize(e.Table), ui.Sanitize(where(e)), e.LoadID, e.RunID)
+	if e.LastLoadID != "" && e.LastLoadID != e.LoadID {
+		fmt.Fprintf(w, "  seen again in load %s (%s)\n", ui.Sanitize(e.LastLoadID), e.LastSeenAt.Local().Format(time.RFC3339))
+	}
+	if e.SupersededBy != "" {
+		fmt.Fprintf(w, "  superseded by load %s: the row is no longer in the source\n", ui.Sanitize(e.SupersededBy))
+	}
 	if e.Key != "" {
 		fmt.Fprintf(w, "  key       %s\n", ui.Sanitize(e.Key))
 	}
