@@ -131,6 +131,14 @@ func compactTable(ctx context.Context, tbl *table.Table, o CompactOptions) (Comp
 			removing[t.File.FilePath()] = struct{}{}
 		}
 	}
+	// The rewrite drops the position delete files of the files it rewrites.
+	// A delete file written for several data files (iceberg-go's own delete
+	// writes, which Lima used before) must not go while one of its data
+	// files stays: those files join the rewrite of their group.
+	if err := closeOverDeletes(ctx, tbl, tasks, groups, removing); err != nil {
+		return r, err
+	}
+	r.Rewritten = len(removing)
 	// Delete files that apply to no data file staying live (their files
 	// are rewritten now, or were removed before) go in the same snapshot.
 	dead, err := icesink.DeadDeletes(ctx, tbl, cur, removing)
@@ -187,4 +195,43 @@ func compactTable(ctx context.Context, tbl *table.Table, o CompactOptions) (Comp
 		r.DeletesAfter += len(t.DeleteFiles)
 	}
 	return r, nil
+}
+
+// closeOverDeletes adds to the groups every live data file that shares a
+// position delete file with a file being rewritten, until none is left out.
+func closeOverDeletes(ctx context.Context, tbl *table.Table, tasks []table.FileScanTask, groups []table.CompactionTaskGroup, removing map[string]struct{}) error {
+	byPath := make(map[string]table.FileScanTask, len(tasks))
+	for _, t := range tasks {
+		byPath[t.File.FilePath()] = t
+	}
+	seen := map[string]bool{}
+	for changed := true; changed; {
+		changed = false
+		for gi := range groups {
+			for ti := 0; ti < len(groups[gi].Tasks); ti++ {
+				for _, d := range groups[gi].Tasks[ti].DeleteFiles {
+					if seen[d.FilePath()] {
+						continue
+					}
+					seen[d.FilePath()] = true
+					targets, err := icesink.DeleteTargets(ctx, tbl, d)
+					if err != nil {
+						return fmt.Errorf("read delete file %s: %w", d.FilePath(), err)
+					}
+					for _, p := range targets {
+						if _, in := removing[p]; in {
+							continue
+						}
+						if t, live := byPath[p]; live {
+							groups[gi].Tasks = append(groups[gi].Tasks, t)
+							groups[gi].TotalSizeBytes += t.File.FileSizeBytes()
+							removing[p] = struct{}{}
+							changed = true
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
 }

@@ -438,6 +438,28 @@ func writePositionDeletes(tbl *table.Table, fs icebergio.IO, fd fileDeletes) (ic
 	return b.Build(), nil
 }
 
+// DeleteTargets lists the data files a position delete file applies to:
+// from its metadata when it is file-scoped, else by reading it.
+func DeleteTargets(ctx context.Context, tbl *table.Table, df iceberg.DataFile) ([]string, error) {
+	if r, ok := fileScopedTarget(df); ok {
+		return []string{r}, nil
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byFile, err := readPositionDeletes(ctx, fs, df)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(byFile))
+	for p := range byFile {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 // DeadDeletes lists the live delete files of the snapshot that apply to
 // no data file that stays live: every data file they point at is gone
 // already or in removing. A delete file that does not say in its metadata
@@ -462,17 +484,9 @@ func DeadDeletes(ctx context.Context, tbl *table.Table, snap *table.Snapshot, re
 		if d.ContentType() != iceberg.EntryContentPosDeletes {
 			continue // equality deletes: Lima writes none; leave them to their writer
 		}
-		var refs []string
-		if r, ok := fileScopedTarget(d); ok {
-			refs = []string{r}
-		} else {
-			byFile, err := readPositionDeletes(ctx, fs, d)
-			if err != nil {
-				return nil, err
-			}
-			for p := range byFile {
-				refs = append(refs, p)
-			}
+		refs, err := DeleteTargets(ctx, tbl, d)
+		if err != nil {
+			return nil, err
 		}
 		if !slices.ContainsFunc(refs, func(p string) bool { return stays[p] }) {
 			dead = append(dead, d)
