@@ -332,3 +332,46 @@ tables:
 		t.Fatalf("lake ≠ source as a multiset:\nlake   %v\nsource %v", got, want)
 	}
 }
+
+// TestPostgresUnchangedInLookbackEveryType: a row of every mapped type
+// (NULLs included) re-read unchanged is recognised as the lake's version:
+// a run with no change updates nothing and skips every re-read row.
+func TestPostgresUnchangedInLookbackEveryType(t *testing.T) {
+	dsn, db := serviceDSN(t, sqldb.Postgres, "LIMA_TEST_POSTGRES_DSN", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")
+	schema := randomName("lima_incr_")
+	dbExec(t, db, `CREATE SCHEMA `+schema)
+	t.Cleanup(func() { db.Exec(`DROP SCHEMA ` + schema + ` CASCADE`) })
+	dbExec(t, db, `CREATE TABLE `+schema+`.wide (id bigint PRIMARY KEY, i int, s smallint, d double precision, n numeric(20,6),
+		dt date, ts timestamp, tz timestamptz, b boolean, raw bytea, txt text, js jsonb, seq bigint NOT NULL)`)
+	dbExec(t, db, `INSERT INTO `+schema+`.wide VALUES
+		(1, -2147483648, 7, 0.1, 123456789.123456, '1969-12-31', '1900-01-01 00:00:00.000001', '2026-03-01 10:00:00.5+09', true, '\x00ff'::bytea, 'ü', '{"a": [1, 2]}', 1),
+		(2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 2),
+		(3, 0, 0, -1e-300, -0.000001, '2026-02-28', '2026-02-28 23:59:59.999999', '1970-01-01 00:00:00+00', false, '\x'::bytea, '', 'null', 3),
+		(4, 1, 1, 1.7976931348623157e308, 0, '9999-12-31', '2026-01-01 00:00:00', '2026-01-01 00:00:00+00', true, '\x0d0a'::bytea, 'a,"b"', '[]', 4)`)
+	t.Setenv("LIMA_TEST_SOURCE_DSN", dsn)
+	for _, mode := range []string{"upsert", "incremental"} {
+		t.Run(mode, func(t *testing.T) {
+			ws, p := workspace(t, nil, `schema_version: 1
+platform: {prefix: incw`+mode[:2]+`}
+sources:
+  erp: {kind: postgres, dsn_env: LIMA_TEST_SOURCE_DSN}
+tables:
+  wide:
+    source: {name: erp, table: wide, schema: `+schema+`}
+    load: {mode: `+mode+`, keys: [id], watermark: seq, lookback: 3}
+`)
+			out := runOnce(t, ws, p, flow.RunOptions{})
+			checkIncremental(t, "first load", out.Result.Tables[0], incrWant{read: 4, loaded: 4})
+			if cols := out.Result.Tables[0].Columns; len(cols) != 13 {
+				t.Fatalf("columns %v, want all 13 mapped", cols)
+			}
+			// Watermark 4, lookback 3: every row (seq >= 1) is re-read.
+			out = runOnce(t, ws, p, flow.RunOptions{})
+			tr := out.Result.Tables[0]
+			checkIncremental(t, "no change", tr, incrWant{read: 4, unchanged: 4})
+			if tr.Upsert != nil && (tr.Upsert.Updated != 0 || tr.Upsert.Inserted != 0) {
+				t.Fatalf("no change: %+v", *tr.Upsert)
+			}
+		})
+	}
+}
