@@ -123,6 +123,22 @@ func icebergByKey(t *testing.T, ws flow.Workspace, p *plan.Plan, name string) ma
 // before the run, the source after the changes and the test's own count.
 type incrWant struct{ read, loaded, unchanged int64 }
 
+// unchangedAmount sums (in thousandths) the amounts of the source rows in
+// the window that the lake already holds unchanged.
+func unchangedAmount(c upsertCase, before, src map[int64]string, fromMinute int) string {
+	var sum int64
+	for id, line := range src {
+		parts := strings.Split(line, "|")
+		if parts[len(parts)-1] >= c.ts(fromMinute) && before[id] == line {
+			whole, frac, _ := strings.Cut(parts[0], ".")
+			w, _ := strconv.ParseInt(whole, 10, 64)
+			f, _ := strconv.ParseInt((frac + "000")[:3], 10, 64)
+			sum += w*1000 + f
+		}
+	}
+	return fmt.Sprintf("%d.%03d", sum/1000, sum%1000)
+}
+
 func expectIncremental(t *testing.T, c upsertCase, before, src map[int64]string, fromMinute int) incrWant {
 	t.Helper()
 	from := c.ts(fromMinute)
@@ -192,6 +208,7 @@ tables:
 	c.insertItem(t, 302, "8.800", "late at the bound", 190)
 	before, src := icebergByKey(t, ws, p, "items"), c.sourceRows(t)
 	want := expectIncremental(t, c, before, src, 190)
+	wantUnchangedSum := unchangedAmount(c, before, src, 190)
 	// 30 new + 3 late; ids 190..200 re-read unchanged.
 	if want != (incrWant{read: 44, loaded: 33, unchanged: 11}) {
 		t.Fatalf("scenario: %+v", want)
@@ -204,6 +221,11 @@ tables:
 	}
 	if tr.SourceTotals == nil || tr.SourceTotals.From != c.ts(190) || tr.SourceTotals.Rows != want.read {
 		t.Fatalf("source totals %+v, want the count of rows from %s (%d)", tr.SourceTotals, c.ts(190), want.read)
+	}
+	// Gate 4's material: the unchanged rows' control sums (ids 190..200:
+	// 190.125 + … + 200.125 = 2146.375).
+	if st := tr.SourceTotals; wantUnchangedSum != "2146.375" || st.RowsUnchanged != want.unchanged || st.UnchangedSums["amount"] != wantUnchangedSum {
+		t.Fatalf("unchanged rows %d sums %v, want %d and amount %s", st.RowsUnchanged, st.UnchangedSums, want.unchanged, wantUnchangedSum)
 	}
 	sameRows(t, "after inserts and late rows", icebergByKey(t, ws, p, "items"), src)
 	if rep := tableReport(t, out.Report, "items"); rep.Reconciliation == gates.Fail {
