@@ -123,6 +123,22 @@ func icebergByKey(t *testing.T, ws flow.Workspace, p *plan.Plan, name string) ma
 // before the run, the source after the changes and the test's own count.
 type incrWant struct{ read, loaded, unchanged int64 }
 
+// unchangedAmount sums (in thousandths) the amounts of the source rows in
+// the window that the lake already holds unchanged.
+func unchangedAmount(c upsertCase, before, src map[int64]string, fromMinute int) string {
+	var sum int64
+	for id, line := range src {
+		parts := strings.Split(line, "|")
+		if parts[len(parts)-1] >= c.ts(fromMinute) && before[id] == line {
+			whole, frac, _ := strings.Cut(parts[0], ".")
+			w, _ := strconv.ParseInt(whole, 10, 64)
+			f, _ := strconv.ParseInt((frac + "000")[:3], 10, 64)
+			sum += w*1000 + f
+		}
+	}
+	return fmt.Sprintf("%d.%03d", sum/1000, sum%1000)
+}
+
 func expectIncremental(t *testing.T, c upsertCase, before, src map[int64]string, fromMinute int) incrWant {
 	t.Helper()
 	from := c.ts(fromMinute)
@@ -192,6 +208,7 @@ tables:
 	c.insertItem(t, 302, "8.800", "late at the bound", 190)
 	before, src := icebergByKey(t, ws, p, "items"), c.sourceRows(t)
 	want := expectIncremental(t, c, before, src, 190)
+	wantUnchangedSum := unchangedAmount(c, before, src, 190)
 	// 30 new + 3 late; ids 190..200 re-read unchanged.
 	if want != (incrWant{read: 44, loaded: 33, unchanged: 11}) {
 		t.Fatalf("scenario: %+v", want)
@@ -204,6 +221,11 @@ tables:
 	}
 	if tr.SourceTotals == nil || tr.SourceTotals.From != c.ts(190) || tr.SourceTotals.Rows != want.read {
 		t.Fatalf("source totals %+v, want the count of rows from %s (%d)", tr.SourceTotals, c.ts(190), want.read)
+	}
+	// Gate 4's material: the unchanged rows' control sums (ids 190..200:
+	// 190.125 + … + 200.125 = 2146.375).
+	if st := tr.SourceTotals; wantUnchangedSum != "2146.375" || st.RowsUnchanged != want.unchanged || st.UnchangedSums["amount"] != wantUnchangedSum {
+		t.Fatalf("unchanged rows %d sums %v, want %d and amount %s", st.RowsUnchanged, st.UnchangedSums, want.unchanged, wantUnchangedSum)
 	}
 	sameRows(t, "after inserts and late rows", icebergByKey(t, ws, p, "items"), src)
 	if rep := tableReport(t, out.Report, "items"); rep.Reconciliation == gates.Fail {
@@ -330,5 +352,48 @@ tables:
 	checkIncremental(t, "second load", tr, incrWant{read: read, loaded: 7, unchanged: 12})
 	if got, want := lake(), source(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("lake ≠ source as a multiset:\nlake   %v\nsource %v", got, want)
+	}
+}
+
+// TestPostgresUnchangedInLookbackEveryType: a row of every mapped type
+// (NULLs included) re-read unchanged is recognised as the lake's version:
+// a run with no change updates nothing and skips every re-read row.
+func TestPostgresUnchangedInLookbackEveryType(t *testing.T) {
+	dsn, db := serviceDSN(t, sqldb.Postgres, "LIMA_TEST_POSTGRES_DSN", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")
+	schema := randomName("lima_incr_")
+	dbExec(t, db, `CREATE SCHEMA `+schema)
+	t.Cleanup(func() { db.Exec(`DROP SCHEMA ` + schema + ` CASCADE`) })
+	dbExec(t, db, `CREATE TABLE `+schema+`.wide (id bigint PRIMARY KEY, i int, s smallint, d double precision, n numeric(20,6),
+		dt date, ts timestamp, tz timestamptz, b boolean, raw bytea, txt text, js jsonb, seq bigint NOT NULL)`)
+	dbExec(t, db, `INSERT INTO `+schema+`.wide VALUES
+		(1, -2147483648, 7, 0.1, 123456789.123456, '1969-12-31', '1900-01-01 00:00:00.000001', '2026-03-01 10:00:00.5+09', true, '\x00ff'::bytea, 'ü', '{"a": [1, 2]}', 1),
+		(2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 2),
+		(3, 0, 0, -1e-300, -0.000001, '2026-02-28', '2026-02-28 23:59:59.999999', '1970-01-01 00:00:00+00', false, '\x'::bytea, '', 'null', 3),
+		(4, 1, 1, 1.7976931348623157e308, 0, '9999-12-31', '2026-01-01 00:00:00', '2026-01-01 00:00:00+00', true, '\x0d0a'::bytea, 'a,"b"', '[]', 4)`)
+	t.Setenv("LIMA_TEST_SOURCE_DSN", dsn)
+	for _, mode := range []string{"upsert", "incremental"} {
+		t.Run(mode, func(t *testing.T) {
+			ws, p := workspace(t, nil, `schema_version: 1
+platform: {prefix: incw`+mode[:2]+`}
+sources:
+  erp: {kind: postgres, dsn_env: LIMA_TEST_SOURCE_DSN}
+tables:
+  wide:
+    source: {name: erp, table: wide, schema: `+schema+`}
+    load: {mode: `+mode+`, keys: [id], watermark: seq, lookback: 3}
+`)
+			out := runOnce(t, ws, p, flow.RunOptions{})
+			checkIncremental(t, "first load", out.Result.Tables[0], incrWant{read: 4, loaded: 4})
+			if cols := out.Result.Tables[0].Columns; len(cols) != 13 {
+				t.Fatalf("columns %v, want all 13 mapped", cols)
+			}
+			// Watermark 4, lookback 3: every row (seq >= 1) is re-read.
+			out = runOnce(t, ws, p, flow.RunOptions{})
+			tr := out.Result.Tables[0]
+			checkIncremental(t, "no change", tr, incrWant{read: 4, unchanged: 4})
+			if tr.Upsert != nil && (tr.Upsert.Updated != 0 || tr.Upsert.Inserted != 0) {
+				t.Fatalf("no change: %+v", *tr.Upsert)
+			}
+		})
 	}
 }

@@ -41,8 +41,16 @@ type SourceTotals struct {
 	// text); Unaccounted lists the control columns where a held-back row's
 	// value could not be read as a number (its share of the source sum is
 	// then unknown).
-	HeldSums    map[string]string `json:"held_sums,omitempty"`
-	Unaccounted []string          `json:"unaccounted,omitempty"`
+	HeldSums map[string]string `json:"held_sums,omitempty"`
+	// RowsUnchanged are the skipped rows that were re-read in the lookback
+	// window equal to the lake's version (skip reason unchanged_in_lookback):
+	// in the source sum and in the lake, not among the rows this load
+	// accepted. UnchangedSums are their control sums (exact, canonical
+	// text), so source = accepted + held back + unchanged when they are
+	// the only rows skipped.
+	RowsUnchanged int64             `json:"rows_unchanged,omitempty"`
+	UnchangedSums map[string]string `json:"unchanged_sums,omitempty"`
+	Unaccounted   []string          `json:"unaccounted,omitempty"`
 	// Incomplete: the read stopped early (a unit-level failure), so the
 	// rows read are not the whole snapshot.
 	Incomplete bool `json:"incomplete,omitempty"`
@@ -218,6 +226,17 @@ func (l *loader) finishTotals() {
 	for _, f := range l.tr.Files {
 		if f.Status != "read" {
 			st.Incomplete = true
+		}
+	}
+	if w := l.window; w != nil && w.unchanged > 0 {
+		st.RowsUnchanged = w.unchanged
+		st.UnchangedSums = map[string]string{}
+		for _, i := range l.stats.sumCols {
+			s := w.sums[i]
+			if s == nil {
+				s = &Sum{Type: l.rs.types[i], IsFloat: l.rs.types[i].Kind == plan.Double}
+			}
+			st.UnchangedSums[l.rs.cols[i]] = s.String()
 		}
 	}
 	if st.RowsHeld > 0 {

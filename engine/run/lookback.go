@@ -37,6 +37,38 @@ type lookbackWindow struct {
 	// of the read (canonical text).
 	Rows int64
 	From string
+	// unchanged counts the re-read rows found unchanged; sums adds up
+	// their control columns (by column index) for gate 4.
+	unchanged int64
+	sums      map[int]*Sum
+}
+
+// matched records a re-read row found unchanged.
+func (l *loader) matched(cells []clean.Cell) {
+	w := l.window
+	w.unchanged++
+	if w.sums == nil {
+		w.sums = map[int]*Sum{}
+	}
+	for _, i := range l.stats.sumCols {
+		c := cells[i]
+		if c.Null {
+			continue
+		}
+		s := w.sums[i]
+		if s == nil {
+			s = &Sum{Type: l.rs.types[i], IsFloat: l.rs.types[i].Kind == plan.Double}
+			w.sums[i] = s
+		}
+		switch l.rs.types[i].Kind {
+		case plan.Double:
+			s.Float += c.F
+		case plan.Decimal:
+			s.addDec(c.D)
+		default:
+			s.addInt(c.I)
+		}
+	}
 }
 
 // prepareIncrementalDB sets up an incremental read of a database table:
@@ -164,12 +196,14 @@ func (l *loader) unchangedInLookback(cells []clean.Cell) bool {
 		k := l.hashKey(l.keyTexts(cells))
 		if v, ok := w.byKey[k]; ok && v == h {
 			delete(w.byKey, k)
+			l.matched(cells)
 			return true
 		}
 		return false
 	}
 	if w.rows[h] > 0 {
 		w.rows[h]--
+		l.matched(cells)
 		return true
 	}
 	return false
