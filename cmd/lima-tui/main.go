@@ -53,8 +53,10 @@ Usage:
                                            (outside schedule.window only with --force)
   lima-tui reconcile [--plan F] [--run ID]   re-run gate 4 against the lake's current snapshots
   lima-tui report [--plan F] [ID]           print a run's report (default: the latest)
-  lima-tui approve --gate scope|data-model --by NAME [--plan F]
-                                           record a human approval and the plan hash
+  lima-tui approve --gate scope|data-model --by NAME [--plan F] [--rewrite T,…]
+                                           record a human approval and the plan hash; data-model
+                                           compares the plan with the lake's tables (--rewrite: let
+                                           a --full-refresh rewrite T under an incompatible schema)
   lima-tui propose [--plan F] [--write] [--json]
                                            gate 3: profile, propose the data model
   lima-tui exceptions list|show|assign|resolve|waive|replay|export …

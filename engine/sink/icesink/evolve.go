@@ -107,10 +107,8 @@ type Evolution struct {
 
 	want []plan.Field
 	part []plan.PartitionField
-	// byField maps a plan field (by index) to its lake field id; 0: added.
+	// lakeID maps a plan field (by index) to its lake field id; 0: added.
 	lakeID []int
-	// retype marks plan fields whose type only a rewrite can change.
-	retype []bool
 }
 
 func (e *Evolution) reordered() bool {
@@ -181,7 +179,7 @@ func promotable(from, to iceberg.Type) bool {
 // plan's fields and partitioning. Fields whose Type is the zero Type keep
 // the lake's type.
 func Diff(have *iceberg.Schema, haveSpec iceberg.PartitionSpec, want []plan.Field, part []plan.PartitionField) (*Evolution, error) {
-	e := &Evolution{want: want, part: part, lakeID: make([]int, len(want)), retype: make([]bool, len(want))}
+	e := &Evolution{want: want, part: part, lakeID: make([]int, len(want))}
 	byName := map[string]iceberg.NestedField{}
 	for _, f := range have.Fields() {
 		byName[f.Name] = f
@@ -228,7 +226,6 @@ func Diff(have *iceberg.Schema, haveSpec iceberg.PartitionSpec, want []plan.Fiel
 			case promotable(lf.Type, wt):
 				e.Changes = append(e.Changes, Change{Kind: ChangeWiden, Column: f.Name, From: lf.Type.String(), To: wt.String()})
 			default:
-				e.retype[i] = true
 				e.Rewrite = append(e.Rewrite, Change{Kind: ChangeIncompatible, Column: f.Name, From: lf.Type.String(), To: wt.String()})
 			}
 		}
