@@ -297,6 +297,8 @@ func printSummary(w io.Writer, r *reports.Report) {
 		for _, c := range t.Checks {
 			if c.Status == gates.Fail {
 				fmt.Fprintf(w, "    ✗ %s: %s\n", ui.Sanitize(c.Name), ui.Sanitize(c.Detail))
+			} else if c.Status == gates.Warn && c.Fix != "" {
+				fmt.Fprintf(w, "    ! %s: %s — %s\n", ui.Sanitize(c.Name), ui.Sanitize(c.Detail), ui.Sanitize(c.Fix))
 			}
 		}
 	}
@@ -348,6 +350,8 @@ func gateMark(s string) string {
 		return "✓ pass"
 	case gates.Fail:
 		return "✗ fail"
+	case gates.Warn:
+		return "! warn"
 	}
 	return "– not run"
 }
@@ -398,7 +402,7 @@ func cmdReconcile(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	for _, r := range recs {
 		fmt.Fprintf(stdout, "%s (snapshot %d): %s\n", ui.Sanitize(r.Table), r.SnapshotID, gateMark(r.Status))
 		for _, c := range r.Checks {
-			fmt.Fprintf(stdout, "  %s %s: %s\n", gateMark(c.Status)[:3], ui.Sanitize(c.Name), ui.Sanitize(c.Detail))
+			fmt.Fprintf(stdout, "  %s %s: %s\n", strings.Fields(gateMark(c.Status))[0], ui.Sanitize(c.Name), ui.Sanitize(c.Detail))
 		}
 		if r.Status == gates.Fail {
 			code = exitReconcile
