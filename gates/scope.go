@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/internal/redact"
 	"github.com/lima-lake/lima/internal/s3x"
 )
 
@@ -589,9 +590,18 @@ func ParseSource(uri string) (SourceURI, error) {
 		}
 		return SourceURI{Kind: "folder", Path: p}, nil
 	}
+	const dsnFix = "put the DSN in an environment variable (export ERP_DSN='...') and answer env:ERP_DSN; a DSN never goes on the command line or into platform.yaml"
+	if redact.HasPassword(u) {
+		// A database DSN given as is: never echo it.
+		return SourceURI{}, &AnswerError{Problem: "this is a database connection string with a password, not a source", Fix: dsnFix}
+	}
 	if i := strings.Index(u, "://"); i > 0 && !strings.ContainsAny(u[:i], `/\`) {
-		return SourceURI{}, &AnswerError{Problem: fmt.Sprintf("%q: the scheme %s:// is not a source Lima knows", u, u[:i]),
-			Fix: "answer a folder, s3://bucket/prefix or env:NAME"}
+		fix := "answer a folder, s3://bucket/prefix or env:NAME"
+		switch strings.ToLower(u[:i]) {
+		case "postgres", "postgresql", "mysql", "mariadb", "sqlserver", "oracle":
+			fix = dsnFix
+		}
+		return SourceURI{}, &AnswerError{Problem: fmt.Sprintf("%q: the scheme %s:// is not a source Lima knows", redact.String(u), u[:i]), Fix: fix}
 	}
 	return SourceURI{Kind: "folder", Path: u}, nil
 }

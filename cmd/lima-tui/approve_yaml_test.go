@@ -162,3 +162,63 @@ func TestApproveKeepsTheAnalystsFile(t *testing.T) {
 		t.Fatalf("approvals as loaded: %+v %+v", p.Gates.Scope, p.Gates.DataModel)
 	}
 }
+
+// cutSection removes the top-level section key (its line to the next
+// top-level line) and returns the rest and the section.
+func cutSection(t *testing.T, s, key string) (rest, section string) {
+	t.Helper()
+	i := strings.Index(s, "\n"+key+":")
+	if i < 0 {
+		return s, ""
+	}
+	i++
+	j := i + 1
+	for j < len(s) {
+		nl := strings.IndexByte(s[j:], '\n')
+		if nl < 0 {
+			j = len(s)
+			break
+		}
+		j += nl + 1
+		if j < len(s) && s[j] != ' ' && s[j] != '\n' && s[j] != '#' {
+			break
+		}
+	}
+	return s[:i] + s[j:], s[i:j]
+}
+
+// TestProposeWriteKeepsTheAnalystsFile: propose --write on a plan with
+// tables appends its findings to data_quality_issues and bumps
+// platform.updated; the analyst's comments and everything else stay byte
+// for byte, and the issues already there stay as they were, in front.
+func TestProposeWriteKeepsTheAnalystsFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ws")
+	if code, _, stderr := runCLI(t, "demo", "--dir", dir); code != exitOK {
+		t.Fatalf("demo: %s", stderr)
+	}
+	pp := filepath.Join(dir, "platform.yaml")
+	b, err := os.ReadFile(pp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := "# Ana's notes: keep them\n" + string(b)
+	orig = mustReplace(t, orig, "\ntables:\n", "\n# ---- the tables ----\ntables:   # reviewed in March\n")
+	orig = mustReplace(t, orig, "\nowners:\n", "\n\n# who fixes what\nowners:\n")
+	orig += "# end of Ana's plan\n"
+	if err := os.WriteFile(pp, []byte(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runCLI(t, "propose", "--plan", pp, "--write"); code != exitOK {
+		t.Fatalf("propose --write: %s", errs)
+	}
+	got, _ := os.ReadFile(pp)
+	updated := regexp.MustCompile(`(?m)^  updated: .*\n`)
+	restGot, dqGot := cutSection(t, updated.ReplaceAllString(string(got), ""), "data_quality_issues")
+	restWant, dqWant := cutSection(t, updated.ReplaceAllString(orig, ""), "data_quality_issues")
+	if restGot != restWant {
+		t.Fatalf("propose --write changed more than data_quality_issues and platform.updated:\n--- got\n%s\n--- want\n%s", got, orig)
+	}
+	if dqWant == "" || !strings.HasPrefix(dqGot, strings.TrimRight(dqWant, "\n")) || len(dqGot) <= len(dqWant) {
+		t.Fatalf("the issues already recorded were not kept in front of the new ones:\n--- got\n%s\n--- before\n%s", dqGot, dqWant)
+	}
+}

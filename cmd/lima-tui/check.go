@@ -57,7 +57,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			ExitCode int             `json:"exit_code"`
 			Findings []gates.Finding `json:"findings"`
 		}{*planPath, status, code, findings})
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, string(ui.EscapeJSON(b)))
 		return code
 	}
 	fmt.Fprintf(stdout, "gate 2 — preconditions of %s\n", ui.Sanitize(*planPath))

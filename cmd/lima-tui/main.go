@@ -380,7 +380,7 @@ func writeJSONSummary(w io.Writer, out *flow.Outcome) {
 		s.Tables = append(s.Tables, tbl{t.Name, t.Status, t.SnapshotID, t.RowsRead, t.RowsLoaded, t.RowsQuarantined, t.RowsSkipped, t.Balanced, t.Reconciliation, t.Error})
 	}
 	b, _ := json.Marshal(s)
-	fmt.Fprintln(w, string(b))
+	fmt.Fprintln(w, string(ui.EscapeJSON(b)))
 }
 
 func cmdReconcile(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -433,6 +433,9 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	b, err := os.ReadFile(filepath.Join(ws.ReportsDir(), filepath.Base(id), name))
 	if err != nil {
 		return fail(stderr, err)
+	}
+	if *asJSON {
+		b = ui.EscapeJSON(b)
 	}
 	stdout.Write(b)
 	return exitOK

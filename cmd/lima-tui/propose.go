@@ -90,7 +90,7 @@ func cmdPropose(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			Profiles []*run.TableProfile `json:"profiles"`
 			Grain    []gates.Finding     `json:"grain"`
 		}{profiles, grain})
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, string(ui.EscapeJSON(b)))
 	} else {
 		for _, tp := range profiles {
 			printProfile(stdout, tp)
@@ -121,7 +121,7 @@ func proposeModel(ctx context.Context, p *plan.Plan, ws flow.Workspace, planPath
 			Tables   map[string]*plan.Table `json:"tables"`
 			Findings []gates.Finding        `json:"findings"`
 		}{pr.Plan.Tables, pr.Findings})
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, string(ui.EscapeJSON(b)))
 	} else {
 		printProposal(stdout, pr)
 	}

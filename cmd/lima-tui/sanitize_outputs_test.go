@@ -67,6 +67,17 @@ func TestHostileTextNeverReachesTheTerminal(t *testing.T) {
 	if code == exitUsage {
 		t.Fatalf("run: exit %d: %s", code, errs)
 	}
+	for _, args := range [][]string{
+		{"run", "--force", "--json", "--plan", pp, "--table", "inspections"},
+		{"report", "--plan", pp},
+		{"report", "--json", "--plan", pp},
+		{"check", "--json", "--plan", pp},
+		{"propose", "--json", "--plan", pp},
+	} {
+		_, out, errs := runCLI(t, args...)
+		mustBeInert(t, strings.Join(args[:2], " ")+" stdout", out)
+		mustBeInert(t, strings.Join(args[:2], " ")+" stderr", errs)
+	}
 	md, err := os.ReadFile(filepath.Join(filepath.Dir(strings.TrimSpace(out)), "report.md"))
 	if err != nil {
 		t.Fatalf("report.md: %v (stdout %q)", err, out)

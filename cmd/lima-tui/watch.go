@@ -142,7 +142,7 @@ func cmdCompact(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	if *jsonOut {
 		b, _ := json.MarshalIndent(res, "", "  ")
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, string(ui.EscapeJSON(b)))
 		return exitOK
 	}
 	for _, r := range res {

@@ -402,10 +402,17 @@ func (e *editor) scalarEnd(n *yaml.Node) (int, error) {
 			text = text[:k]
 		}
 		text = bytes.TrimRight(text, " \t\r")
-		if string(text) != n.Value {
-			return 0, errNoEdit // a plain scalar over several lines
+		if string(text) == n.Value {
+			return s + len(text), nil
 		}
-		return s + len(text), nil
+		// A key ("name: ...") or an item of a flow collection ends where
+		// its value does, at the indicator that follows.
+		if rest, ok := bytes.CutPrefix(text, []byte(n.Value)); ok {
+			if r := bytes.TrimLeft(rest, " \t"); len(r) > 0 && strings.IndexByte(":,]}", r[0]) >= 0 && (r[0] != ':' || len(r) == 1 || r[1] == ' ' || r[1] == '\t') {
+				return s + len(n.Value), nil
+			}
+		}
+		return 0, errNoEdit // a plain scalar over several lines
 	}
 	return 0, errNoEdit
 }
@@ -668,8 +675,13 @@ func (e *editor) diffSequence(o, n *yaml.Node, depth int) error {
 	return nil
 }
 
-// replace rewrites the whole value o as n.
+// replace rewrites the whole value o as n; a flow collection stays one.
 func (e *editor) replace(key, o, n *yaml.Node) error {
+	if o.Style&yaml.FlowStyle != 0 && (n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode) {
+		c := *n
+		c.Style |= yaml.FlowStyle
+		n = &c
+	}
 	text, err := render(n)
 	if err != nil {
 		return err

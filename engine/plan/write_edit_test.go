@@ -228,3 +228,67 @@ func TestWriteAnyChangeLoadsBack(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteEditsInPlaceForCommonChanges: changes a plan editor makes are
+// edits in place (the analyst's first and last comments survive), and the
+// file loads as the written plan.
+func TestWriteEditsInPlaceForCommonChanges(t *testing.T) {
+	changes := map[string]func(p *Plan){
+		"new table": func(p *Plan) {
+			p.Tables["audits"] = &Table{Source: &TableSource{Name: "field", Files: []string{"audits.csv"}},
+				Columns: []Column{{Name: "audit_id", Type: "long"}}}
+		},
+		"drop table":        func(p *Plan) { delete(p.Tables, "sites") },
+		"drop first column": func(p *Plan) { c := p.Tables["inspections"]; c.Columns = c.Columns[1:] },
+		"rename column": func(p *Plan) {
+			p.Tables["sites"].Columns[0].Name = "site_id"
+			p.Tables["sites"].Load.Keys = []string{"site_id"}
+		},
+		"add column": func(p *Plan) {
+			c := p.Tables["sites"]
+			c.Columns = append(c.Columns, Column{Name: "city", Type: "string"})
+		},
+		"partition":          func(p *Plan) { p.Tables["inspections"].Partition = []string{"bucket(4, inspection_id)"} },
+		"required":           func(p *Plan) { p.Tables["inspections"].Columns[0].Required = true },
+		"check max":          func(p *Plan) { m := 99.5; p.Tables["inspections"].Checks[0].Max = &m },
+		"no quality issues":  func(p *Plan) { p.DataQualityIssues = nil },
+		"flow source change": func(p *Plan) { p.Tables["sites"].Source.Files = []string{"sites.csv", "sites_*.csv"} },
+		"description":        func(p *Plan) { p.Tables["inspections"].Description = "one line now" },
+	}
+	for name, change := range changes {
+		t.Run(name, func(t *testing.T) {
+			path, p := writeCommented(t)
+			change(p)
+			if err := p.Write(path); err != nil {
+				t.Fatal(err)
+			}
+			got := readFile(t, path)
+			if !strings.HasPrefix(got, "# Plan for ACME field ops") || !strings.HasSuffix(got, "# end of plan: thanks for reading\n") {
+				t.Errorf("the file was rewritten, not edited:\n%s", got)
+			}
+			q, err := Load(path)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, got)
+			}
+			a, _ := p.Marshal()
+			b, _ := q.Marshal()
+			if string(a) != string(b) {
+				t.Fatalf("the file does not load as the written plan:\n%s", got)
+			}
+		})
+	}
+}
+
+// TestWriteKeepsFlowStyle: a change inside a flow mapping rewrites that
+// mapping, still in flow style; the rest of the table stays as it was.
+func TestWriteKeepsFlowStyle(t *testing.T) {
+	path, p := writeCommented(t)
+	p.Tables["sites"].Source.Files = []string{"sites.csv", "sites_*.csv"}
+	if err := p.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	want := replaceOnce(t, commentedPlan, "source: {name: field, files: [sites.csv]}", "source: {name: field, files: [sites.csv, sites_*.csv]}")
+	if got := readFile(t, path); got != want {
+		t.Fatalf("file differs from the hand edit:\n--- got\n%s\n--- want\n%s", got, want)
+	}
+}
