@@ -1,4 +1,4 @@
-package flow
+package gates
 
 import (
 	"context"
@@ -8,10 +8,31 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lima-lake/lima/gates"
 	"github.com/lima-lake/lima/internal/s3test"
 	"github.com/lima-lake/lima/internal/s3x"
 )
+
+// s3Store is the object store of gate 5 over the test server's client
+// (one request per deleted key: enough for a handful of objects).
+type s3Store struct{ c *s3x.Client }
+
+func (o s3Store) List(ctx context.Context, bucket, prefix string) ([]StoreObject, error) {
+	objs, err := o.c.List(ctx, bucket, prefix)
+	out := make([]StoreObject, len(objs))
+	for i, ob := range objs {
+		out[i] = StoreObject{Key: ob.Key, Size: ob.Size}
+	}
+	return out, err
+}
+
+func (o s3Store) DeleteObjects(ctx context.Context, bucket string, keys []string) error {
+	for _, k := range keys {
+		if err := o.c.Delete(ctx, bucket, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // s3Guard is a bucket on the loopback S3 server holding a small Hive-style
 // lake under lake/ (namespace ns, table t1, raw/ and history/) and objects
@@ -63,10 +84,10 @@ func (g *s3Guard) objects(t *testing.T) map[string]string {
 	return out
 }
 
-func (g *s3Guard) scope(t *testing.T, protected ...string) gates.TeardownScope {
+func (g *s3Guard) scope(t *testing.T, protected ...string) TeardownScope {
 	dir := t.TempDir()
-	return gates.TeardownScope{Prefix: "ns", Namespace: "ns", Workspace: dir, Warehouse: "s3://" + g.bucket + "/lake", Layout: gates.LayoutHive,
-		Objects: s3Objects{c: g.cl}, PlanTables: []string{"t1"}, StateDir: dir + "/.lima", ReportsDir: dir + "/reports", ProtectedURIs: protected}
+	return TeardownScope{Prefix: "ns", Namespace: "ns", Workspace: dir, Warehouse: "s3://" + g.bucket + "/lake", Layout: LayoutHive,
+		Objects: s3Store{c: g.cl}, PlanTables: []string{"t1"}, StateDir: dir + "/.lima", ReportsDir: dir + "/reports", ProtectedURIs: protected}
 }
 
 func sameObjects(t *testing.T, before, after map[string]string) {
@@ -95,7 +116,7 @@ func TestTeardownS3RefusesAKeyOutsideItsPrefix(t *testing.T) {
 		t.Run(stray, func(t *testing.T) {
 			g := newS3Guard(t)
 			s := g.scope(t)
-			inv, err := gates.BuildInventory(ctx, s)
+			inv, err := BuildInventory(ctx, s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,11 +134,11 @@ func TestTeardownS3RefusesAKeyOutsideItsPrefix(t *testing.T) {
 			last := &inv.Prefixes[len(inv.Prefixes)-1]
 			last.Keys = append(last.Keys, stray)
 			before := g.objects(t)
-			res, err := gates.Teardown(ctx, inv, "ns", s)
-			if !errors.Is(err, gates.ErrTeardownBlocked) {
+			res, err := Teardown(ctx, inv, "ns", s)
+			if !errors.Is(err, ErrTeardownBlocked) {
 				t.Errorf("err %v, want ErrTeardownBlocked", err)
 			}
-			if !slices.ContainsFunc(res.Findings, func(f gates.Finding) bool {
+			if !slices.ContainsFunc(res.Findings, func(f Finding) bool {
 				return strings.Contains(f.Detail, "nothing was removed") && strings.Contains(f.Detail, "the key "+stray+" lies outside")
 			}) {
 				t.Errorf("no finding names the stray key: %+v", res.Findings)
@@ -149,17 +170,17 @@ func TestTeardownS3ProtectedSourceContainingTheLake(t *testing.T) {
 		t.Run(c.source, func(t *testing.T) {
 			g := newS3Guard(t)
 			s := g.scope(t, "s3://"+g.bucket+c.source)
-			inv, err := gates.BuildInventory(ctx, s)
+			inv, err := BuildInventory(ctx, s)
 			if err != nil {
 				t.Fatal(err)
 			}
 			before := g.objects(t)
-			res, err := gates.Teardown(ctx, inv, "ns", s)
+			res, err := Teardown(ctx, inv, "ns", s)
 			if c.blocked {
-				if !errors.Is(err, gates.ErrTeardownBlocked) || !inv.Blocked() {
+				if !errors.Is(err, ErrTeardownBlocked) || !inv.Blocked() {
 					t.Errorf("err %v (inventory blocked %v), want ErrTeardownBlocked", err, inv.Blocked())
 				}
-				if !slices.ContainsFunc(res.Findings, func(f gates.Finding) bool { return strings.Contains(f.Detail, "the source data") }) {
+				if !slices.ContainsFunc(res.Findings, func(f Finding) bool { return strings.Contains(f.Detail, "the source data") }) {
 					t.Errorf("no finding names the source: %+v", res.Findings)
 				}
 				sameObjects(t, before, g.objects(t))
