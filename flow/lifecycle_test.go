@@ -45,7 +45,12 @@ var lifeAllOps = []string{
 }
 
 // lifeDefaultOps pass on today's main; the others are issue 13's open
-// failures (run LIMA_LIFE_OPS=all to see them).
+// failures (run LIMA_LIFE_OPS=all to see them). As of writing: load,
+// full-refresh and kill leave the bad rows of every reload open twice and
+// the exceptions of removed rows open (13.1); add-column, drop-column,
+// rename and widen are refused by the run (13.3); repartition runs but
+// the table keeps its old spec while README.md shows the new one (13.3).
+// Enable an operation here once its fix is merged.
 var lifeDefaultOps = []string{"rerun", "replay", "waive", "compact"}
 
 // TestLifecycle runs random sequences of operations on one table with the
@@ -740,7 +745,9 @@ var lifeCDCAllOps = []string{
 	"kill",    // new change files, SIGKILL at a fault point, rerun
 }
 
-// lifeCDCDefaultOps pass on today's main.
+// lifeCDCDefaultOps pass on today's main. As of writing, batch, kill
+// and compact fail: a second batch leaves the manifests' live row count
+// below the rows read (position deletes written again, 13.4).
 var lifeCDCDefaultOps = []string{"rerun"}
 
 // lifeCDC (TestLifecycle/cdc) runs random change streams (internal/cdcref) through
