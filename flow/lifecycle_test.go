@@ -3,6 +3,7 @@ package flow_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -18,9 +19,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/lima-lake/lima/engine/ledger"
 	"github.com/lima-lake/lima/flow"
+	"github.com/lima-lake/lima/internal/cdcref"
 	"github.com/lima-lake/lima/internal/liferef"
 )
 
@@ -42,7 +45,12 @@ var lifeAllOps = []string{
 }
 
 // lifeDefaultOps pass on today's main; the others are issue 13's open
-// failures (run LIMA_LIFE_OPS=all to see them).
+// failures (run LIMA_LIFE_OPS=all to see them). As of writing: load,
+// full-refresh and kill leave the bad rows of every reload open twice and
+// the exceptions of removed rows open (13.1); add-column, drop-column,
+// rename and widen are refused by the run (13.3); repartition runs but
+// the table keeps its old spec while README.md shows the new one (13.3).
+// Enable an operation here once its fix is merged.
 var lifeDefaultOps = []string{"rerun", "replay", "waive", "compact"}
 
 // TestLifecycle runs random sequences of operations on one table with the
@@ -57,6 +65,8 @@ var lifeDefaultOps = []string{"rerun", "replay", "waive", "compact"}
 // LIMA_LIFE_OPS picks the operations, LIMA_SOAK=1 runs 300 sequences
 // (LIMA_LIFE_SEQS and LIMA_LIFE_STEPS override the counts; LIMA_LIFE_BIN
 // names an already built lima-tui).
+// Subtest files is the table above; subtest cdc runs change-capture
+// streams (see lifeCDC).
 func TestLifecycle(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs lima-tui")
@@ -68,6 +78,11 @@ func TestLifecycle(t *testing.T) {
 			t.Fatalf("build: %v\n%s", err, out)
 		}
 	}
+	t.Run("files", func(t *testing.T) { lifeFiles(t, bin) })
+	t.Run("cdc", func(t *testing.T) { lifeCDC(t, bin) })
+}
+
+func lifeFiles(t *testing.T, bin string) {
 	seqs, steps := 20, 3
 	if os.Getenv("LIMA_SOAK") == "1" {
 		seqs, steps = 300, 8
@@ -115,7 +130,7 @@ func TestLifecycle(t *testing.T) {
 			last := opsDone[len(opsDone)-1]
 			op, _, _ := strings.Cut(last, " ")
 			failedBy[op] = append(failedBy[op], fmt.Sprintf("seq %d", s))
-			t.Errorf("sequence %d failed (reproduce: LIMA_LIFE_SEED=%d LIMA_LIFE_SEQ=%d LIMA_LIFE_OPS=%s LIMA_LIFE_STEPS=%d)\noperations:\n  %s\n%v",
+			t.Errorf("sequence %d failed (reproduce: LIMA_LIFE_SEED=%d LIMA_LIFE_SEQ=%d LIMA_LIFE_OPS=%s LIMA_LIFE_STEPS=%d go test -run TestLifecycle/files ./flow/)\noperations:\n  %s\n%v",
 				s, seed, s, strings.Join(ops, ","), steps, strings.Join(opsDone, "\n  "), err)
 		}
 	}
@@ -128,6 +143,7 @@ type lifeRun struct {
 	t       *testing.T
 	bin     string
 	rng     *rand.Rand
+	counts  *lifeCounts // of the last run, until checked
 	m       *liferef.Model
 	dir     string
 	written map[string]string
@@ -152,10 +168,10 @@ func (lr *lifeRun) sequence(ops []string, steps int) (done []string, err error) 
 	if err := lr.writeFiles(); err != nil {
 		return done, err
 	}
-	if err := lr.cli(nil, "run", "--force", "--plan", lr.planPath(), "--json"); err != nil {
+	lr.m.Load()
+	if err := lr.run(); err != nil {
 		return done, err
 	}
-	lr.m.Load()
 	if err := lr.check(); err != nil {
 		return done, err
 	}
@@ -177,7 +193,7 @@ func (lr *lifeRun) sequence(ops []string, steps int) (done []string, err error) 
 func (lr *lifeRun) step(op string) (string, error) {
 	m := lr.m
 	run := func(extra ...string) error {
-		return lr.cli(nil, append([]string{"run", "--force", "--plan", lr.planPath(), "--json"}, extra...)...)
+		return lr.run(extra...)
 	}
 	switch op {
 	case "load":
@@ -312,6 +328,36 @@ func (lr *lifeRun) step(op string) (string, error) {
 	return "", fmt.Errorf("unknown operation %q", op)
 }
 
+// run runs lima-tui run --json and keeps the table's counts of its
+// summary for check.
+func (lr *lifeRun) run(extra ...string) error {
+	args := append([]string{"run", "--force", "--plan", lr.planPath(), "--json"}, extra...)
+	cmd := exec.Command(lr.bin, args...)
+	cmd.Dir = lr.dir
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("lima-tui %s: %v\n%s%s", strings.Join(args, " "), err, tail(stderr.String(), 1500), tail(stdout.String(), 1500))
+	}
+	var sum struct {
+		Tables []lifeCounts `json:"tables"`
+	}
+	if err := json.Unmarshal([]byte(stdout.String()), &sum); err != nil || len(sum.Tables) != 1 {
+		return fmt.Errorf("lima-tui %s: summary %q: %v", strings.Join(args, " "), tail(stdout.String(), 500), err)
+	}
+	lr.counts = &sum.Tables[0]
+	return nil
+}
+
+// lifeCounts are a table's counts in the run summary.
+type lifeCounts struct {
+	Status      string `json:"status"`
+	Read        int64  `json:"rows_read"`
+	Loaded      int64  `json:"rows_loaded"`
+	Quarantined int64  `json:"rows_quarantined"`
+	Skipped     int64  `json:"rows_skipped"`
+}
+
 // writePlan writes the model's plan and approves it with lima-tui.
 func (lr *lifeRun) writePlan() error {
 	if err := os.WriteFile(lr.planPath(), []byte(lr.m.Plan.YAML("life")), 0o600); err != nil {
@@ -437,6 +483,15 @@ func (lr *lifeRun) check() error {
 	if err := lr.checkLedger(); err != nil {
 		errs = append(errs, err)
 	}
+	// A run that loaded balances, and its counts are the reference's.
+	if c := lr.counts; c != nil && c.Status == "loaded" {
+		lake, bad := lr.m.Counts()
+		if c.Read != c.Loaded+c.Quarantined+c.Skipped || c.Loaded != lake || c.Quarantined != bad {
+			errs = append(errs, fmt.Errorf("run summary: read %d, loaded %d, held back %d, skipped %d; reference: loaded %d, held back %d",
+				c.Read, c.Loaded, c.Quarantined, c.Skipped, lake, bad))
+		}
+	}
+	lr.counts = nil
 	return errors.Join(errs...)
 }
 
@@ -524,30 +579,9 @@ func (lr *lifeRun) checkLake() error {
 			rec.Release()
 		}
 		// Manifest-implied live rows: data records minus position deletes.
-		fs, err := tbl.FS(ctx)
+		data, dels, eq, err := lifeManifestLive(ctx, tbl)
 		if err != nil {
 			return err
-		}
-		mans, err := snap.Manifests(fs)
-		if err != nil {
-			return err
-		}
-		var data, dels, eq int64
-		for _, mf := range mans {
-			ents, err := mf.FetchEntries(fs, true)
-			if err != nil {
-				return err
-			}
-			for _, e := range ents {
-				switch e.DataFile().ContentType() {
-				case iceberg.EntryContentData:
-					data += e.DataFile().Count()
-				case iceberg.EntryContentPosDeletes:
-					dels += e.DataFile().Count()
-				default:
-					eq += e.DataFile().Count()
-				}
-			}
 		}
 		if data-dels != int64(read) || eq != 0 {
 			errs = append(errs, fmt.Errorf("manifests: %d data records − %d position deletes = %d live rows (and %d equality deletes), a reader reads %d", data, dels, data-dels, eq, read))
@@ -665,4 +699,179 @@ func lifeDocTable(path, table string) (cols, part []string, err error) {
 		return nil, nil, fmt.Errorf("README.md has no section %q", table)
 	}
 	return cols, part, sc.Err()
+}
+
+// lifeManifestLive is the live row count the current snapshot's manifests
+// imply: data records minus position-delete records (and the equality
+// delete records, which Lima never writes).
+func lifeManifestLive(ctx context.Context, tbl *table.Table) (data, posDels, eqDels int64, err error) {
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		return 0, 0, 0, nil
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	mans, err := snap.Manifests(fs)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	for _, mf := range mans {
+		ents, err := mf.FetchEntries(fs, true)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		for _, e := range ents {
+			switch e.DataFile().ContentType() {
+			case iceberg.EntryContentData:
+				data += e.DataFile().Count()
+			case iceberg.EntryContentPosDeletes:
+				posDels += e.DataFile().Count()
+			default:
+				eqDels += e.DataFile().Count()
+			}
+		}
+	}
+	return data, posDels, eqDels, nil
+}
+
+// Operations of the change-capture lifecycle (LIMA_LIFE_CDC_OPS=all or a
+// comma list).
+var lifeCDCAllOps = []string{
+	"batch",   // new change files, run
+	"rerun",   // the same files again
+	"compact", // lima-tui compact
+	"kill",    // new change files, SIGKILL at a fault point, rerun
+}
+
+// lifeCDCDefaultOps pass on today's main. As of writing, batch, kill
+// and compact fail: a second batch leaves the manifests' live row count
+// below the rows read (position deletes written again, 13.4).
+var lifeCDCDefaultOps = []string{"rerun"}
+
+// lifeCDC (TestLifecycle/cdc) runs random change streams (internal/cdcref) through
+// lima-tui one batch at a time, with reruns, compactions and kills, and
+// checks after every step that the table equals the reference replay and
+// that the manifests' live row count equals the rows a reader reads (no
+// position delete written twice, none left pointing at removed data).
+func lifeCDC(t *testing.T, bin string) {
+	streams, steps := 3, 3
+	if os.Getenv("LIMA_SOAK") == "1" {
+		streams, steps = 40, 10
+	}
+	if s := os.Getenv("LIMA_LIFE_SEQS"); s != "" {
+		streams, _ = strconv.Atoi(s)
+	}
+	if s := os.Getenv("LIMA_LIFE_STEPS"); s != "" {
+		steps, _ = strconv.Atoi(s)
+	}
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("LIMA_LIFE_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	ops := lifeCDCDefaultOps
+	switch v := os.Getenv("LIMA_LIFE_CDC_OPS"); v {
+	case "":
+	case "all":
+		ops = lifeCDCAllOps
+	default:
+		ops = strings.Split(v, ",")
+		for _, o := range ops {
+			if !slices.Contains(lifeCDCAllOps, o) {
+				t.Fatalf("LIMA_LIFE_CDC_OPS: unknown operation %q (known: %s)", o, strings.Join(lifeCDCAllOps, ","))
+			}
+		}
+	}
+	only := -1
+	if s := os.Getenv("LIMA_LIFE_SEQ"); s != "" {
+		only, _ = strconv.Atoi(s)
+	}
+	t.Logf("seed %d, %d streams of %d steps, operations %s", seed, streams, steps, strings.Join(ops, ","))
+	ctx := context.Background()
+	for s := 0; s < streams; s++ {
+		if only >= 0 && s != only {
+			continue
+		}
+		rng := rand.New(rand.NewPCG(seed, uint64(s)))
+		ws, p := newCDCWorkspace(t)
+		ref := cdcref.NewReplay()
+		files := map[string]string{}
+		nextFile, seq := 0, 100
+		var done []string
+		fail := func(format string, a ...any) {
+			t.Errorf("stream %d failed (reproduce: LIMA_LIFE_SEED=%d LIMA_LIFE_SEQ=%d LIMA_LIFE_CDC_OPS=%s LIMA_LIFE_STEPS=%d go test -run TestLifecycle/cdc ./flow/)\noperations:\n  %s\n%s",
+				s, seed, s, strings.Join(ops, ","), steps, strings.Join(done, "\n  "), fmt.Sprintf(format, a...))
+		}
+		writeBatch := func() error {
+			cdcref.Gen(rng, files, &nextFile, &seq)
+			for name, c := range files {
+				if err := os.WriteFile(filepath.Join(ws.Dir, "in", "changes", name), []byte(c), 0o600); err != nil {
+					return err
+				}
+			}
+			ref.Apply(files)
+			return nil
+		}
+		lr := &lifeRun{t: t, bin: bin, dir: ws.Dir}
+		runArgs := []string{"run", "--force", "--plan", ws.PlanPath(), "--json"}
+		failed := false
+		for i := 0; i <= steps && !failed; i++ {
+			op := "batch"
+			if i > 0 {
+				op = ops[rng.IntN(len(ops))]
+			}
+			var err error
+			switch op {
+			case "batch":
+				if err = writeBatch(); err == nil {
+					err = lr.cli(nil, runArgs...)
+				}
+			case "rerun":
+				err = lr.cli(nil, runArgs...)
+			case "compact":
+				err = lr.cli(nil, "compact", "--plan", ws.PlanPath())
+			case "kill":
+				if err = writeBatch(); err == nil {
+					point := []string{"before-commit", "after-commit"}[rng.IntN(2)]
+					op += " at " + point
+					if _, err = lr.cliKilled([]string{"LIMA_FAULTPOINT=" + point}, runArgs...); err == nil {
+						err = lr.cli(nil, runArgs...)
+					}
+				}
+			}
+			done = append(done, op)
+			if err != nil {
+				fail("%v", err)
+				failed = true
+				break
+			}
+			lake, _ := cdcLake(t, ws, p)
+			if fmt.Sprint(lake) != fmt.Sprint(ref.Rows) {
+				fail("lake %v\nreference %v", lake, ref.Rows)
+				failed = true
+				break
+			}
+			sk, err := flow.OpenSink(ctx, ws, p, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tbl, err := sk.Catalog().LoadTable(ctx, []string{p.Namespace(), "customers"})
+			if err == nil {
+				data, dels, eq, merr := lifeManifestLive(ctx, tbl)
+				if merr != nil {
+					err = merr
+				} else if data-dels != int64(len(lake)) || eq != 0 {
+					fail("manifests: %d data records − %d position deletes = %d live rows (and %d equality deletes), a reader reads %d",
+						data, dels, data-dels, eq, len(lake))
+					failed = true
+				}
+			}
+			sk.Close()
+			if err != nil && !failed {
+				fail("%v", err)
+				failed = true
+			}
+		}
+	}
 }

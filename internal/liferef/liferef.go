@@ -451,6 +451,14 @@ func (m *Model) Load() {
 	}
 }
 
+// Counts are the rows the last load landed and held back.
+func (m *Model) Counts() (loaded, heldBack int64) {
+	for _, n := range m.Lake {
+		loaded += int64(n)
+	}
+	return loaded, int64(len(m.lastBad))
+}
+
 // fixed is the row with fixed values (by plan column name) applied.
 func (m *Model) fixed(r Row, fix map[string]string) Row {
 	fr := slices.Clone(r)
