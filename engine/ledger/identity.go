@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +43,16 @@ func identOf(e Exception) string {
 		w(strconv.FormatInt(e.Row, 10))
 		h.Write(e.Raw)
 		h.Write([]byte{0})
+		if len(e.Raw) == 0 {
+			// A database row has no bytes as read: its values are its
+			// content (another row at the same record number is another
+			// row).
+			keys := slices.Sorted(maps.Keys(e.Values))
+			for _, k := range keys {
+				w(k)
+				w(e.Values[k])
+			}
+		}
 	}
 	rules := rulesOf(e.Failures)
 	slices.Sort(rules)
@@ -219,7 +230,7 @@ func (c *core) backfillIdents(ctx context.Context, version int) error {
 		return nil // a test opening the database as an older build
 	}
 	for {
-		rs, err := c.b.query(ctx, `SELECT id, level, file, line, row_num, row_key, raw, failures FROM {exceptions} WHERE ident = '' ORDER BY id LIMIT 1000`)
+		rs, err := c.b.query(ctx, `SELECT id, level, file, line, row_num, row_key, raw, failures, row_values FROM {exceptions} WHERE ident = '' ORDER BY id LIMIT 1000`)
 		if err != nil {
 			return err
 		}
@@ -231,9 +242,16 @@ func (c *core) backfillIdents(ctx context.Context, version int) error {
 		for rs.Next() {
 			var e Exception
 			var failures string
-			if err := rs.Scan(&e.ID, &e.Level, &e.File, &e.Line, &e.Row, &e.Key, &e.Raw, &failures); err != nil {
+			var values *string
+			if err := rs.Scan(&e.ID, &e.Level, &e.File, &e.Line, &e.Row, &e.Key, &e.Raw, &failures, &values); err != nil {
 				rs.Close()
 				return err
+			}
+			if values != nil && *values != "" {
+				if err := json.Unmarshal([]byte(*values), &e.Values); err != nil {
+					rs.Close()
+					return err
+				}
 			}
 			if err := json.Unmarshal([]byte(failures), &e.Failures); err != nil {
 				rs.Close()

@@ -1209,6 +1209,15 @@ func testIdentity(t *testing.T, s ledger.Store) {
 	if loads, err := s.PendingLoads(ctx); err != nil || len(loads) != 0 {
 		t.Fatalf("pending after publishing: %v %v", loads, err)
 	}
+	// A keyless database row has no bytes: its values are its content — at
+	// the same record number, other values are another row.
+	keyless := func(load, v string) ledger.Exception {
+		return ledger.Exception{LoadID: load, Table: "w", File: "erp.t", Row: 4, Values: map[string]string{"a": v, "b": "1"},
+			Failures: []ledger.Failure{{Rule: "r", Reason: "x"}}}
+	}
+	publish(t, s, "w", "L7", keyless("L7", "1"))
+	publish(t, s, "w", "L8", keyless("L8", "1"), keyless("L8", "2"))
+	loadCounts(t, s, "w", "L8", ledger.LoadCounts{New: 1, StillOpen: 1})
 	// Rows without any position cannot be recognised: each is its own.
 	bare := ledger.Exception{LoadID: "L5", Table: "v", Failures: []ledger.Failure{{Rule: "r", Reason: "x"}}}
 	publish(t, s, "v", "L5", bare, bare)
