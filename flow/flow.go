@@ -256,6 +256,9 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 	recs := map[string]*gates.Reconciliation{}
 	var exps []gates.Expectation
 	for _, tr := range res.Tables {
+		if rec := countOnly(ctx, tr, o.Plan.Tables[tr.Name], st); rec != nil { // dbreconcile.go
+			recs[tr.Name] = rec
+		}
 		if tr.Status != run.StatusLoaded {
 			continue
 		}
