@@ -562,7 +562,7 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 		why := strings.TrimPrefix(f.Status, "seen_twice:")
 		e := Exception{RunID: o.RunID, LoadID: tr.LoadID, Table: name, Level: "file", Loc: source.Locator{Unit: f.Name},
 			Fingerprint: "sha256:" + f.SHA256, // each version of a file seen twice is its own exception
-			Errors: []clean.CellError{{Rule: RuleCDCFileSeenTwice, Reason: "change file seen twice (" + why + "); its rows were not applied again"}}}
+			Errors:      []clean.CellError{{Rule: RuleCDCFileSeenTwice, Reason: "change file seen twice (" + why + "); its rows were not applied again"}}}
 		l.route(&e)
 		tr.FileExceptions = append(tr.FileExceptions, e)
 		tr.QuarantinedBy[RuleCDCFileSeenTwice]++
