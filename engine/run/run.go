@@ -1521,8 +1521,13 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 	} else {
 		all = clean.Evaluate(l.checks, cells, vals, all)
 	}
-	if len(all) > 0 && len(l.fixes) > 0 && len(row.Raw) > 0 {
+	// A recorded fix applies to every later read of the same bytes, whether
+	// or not the row fails today: ops decided what this row is (a fixed
+	// duplicate key passes the casts and checks and fails only at the key
+	// check below, with its old key).
+	if len(l.fixes) > 0 && len(row.Raw) > 0 {
 		if fx, ok := l.fixes[NewFixKey(row.Loc.Unit, row.Raw)]; ok {
+			origOK := len(all) == 0
 			fixedVals := slices.Clone(vals)
 			var fixedNulls []bool
 			if nulls != nil {
@@ -1543,7 +1548,11 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 					for c := range fx.Fixed {
 						l.fixCnt[c]++
 					}
+				} else if origOK {
+					l.recast(vals, nulls, &cells) // the fix fails where the row passed: keep the row as read
 				}
+			} else if origOK {
+				l.recast(vals, nulls, &cells)
 			}
 		}
 	}
@@ -1607,6 +1616,13 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 	}
 	l.prog.Loaded.Add(1)
 	return nil
+}
+
+// recast casts the row as read again after a recorded fix was tried on it
+// and failed, so the caster's current row is the row as read.
+func (l *loader) recast(vals []string, nulls []bool, cells *[]clean.Cell) {
+	_ = l.caster.Cast(vals, nulls)
+	*cells = l.caster.Cells()
 }
 
 // project orders a row's fields as the plan's columns, using the mapping
