@@ -25,6 +25,10 @@ const (
 	// PropKind is "load" for a run's load and "replay" for fixed exceptions
 	// committed by `lima-tui exceptions replay`.
 	PropKind = "lima.kind"
+	// PropReplace marks a commit that replaced the table (a full load or a
+	// full refresh): a commit looks for its load id only back to the latest
+	// such snapshot.
+	PropReplace = "lima.replace"
 )
 
 // Commit kinds.

@@ -392,6 +392,32 @@ func commitOf(s *table.Snapshot) sink.Commit {
 	return c
 }
 
+// findLive looks for a snapshot carrying loadID in the table's current
+// state: the current snapshot and its ancestors back to (and including) the
+// latest commit that replaced the table. A commit looks there before it
+// (re)tries. A load id found only before that replace is history — the same
+// plan and files loaded again after a plan changed and changed back — and
+// taking it for this commit reported "loaded" while the table kept the other
+// plan's schema and rows. Snapshots written before lima.replace existed are
+// walked through: for them this is the whole lineage.
+func findLive(tbl *table.Table, loadID string) (sink.Commit, bool) {
+	meta := tbl.Metadata()
+	for snap := meta.CurrentSnapshot(); snap != nil; {
+		var props map[string]string
+		if snap.Summary != nil {
+			props = snap.Summary.Properties
+		}
+		if props[sink.PropLoadID] == loadID {
+			return commitOf(snap), true
+		}
+		if props[sink.PropReplace] == "true" || snap.ParentSnapshotID == nil {
+			break
+		}
+		snap = meta.SnapshotByID(*snap.ParentSnapshotID)
+	}
+	return sink.Commit{}, false
+}
+
 func findLoad(tbl *table.Table, loadID string) (sink.Commit, bool) {
 	snaps := tbl.Metadata().Snapshots()
 	for i := len(snaps) - 1; i >= 0; i-- {
@@ -551,6 +577,9 @@ func (t *Table) commit(ctx context.Context, s sink.Staged, p sink.CommitProps, d
 	if p.Watermark != "" {
 		props[sink.PropWatermark] = p.Watermark
 	}
+	if p.Replace {
+		props[sink.PropReplace] = "true"
+	}
 	for k, v := range p.Extra {
 		if !strings.HasPrefix(k, "lima.") {
 			return sink.Commit{}, fmt.Errorf("icesink: extra property %q must start with lima.", k)
@@ -580,7 +609,7 @@ func (t *Table) commit(ctx context.Context, s sink.Staged, p sink.CommitProps, d
 			continue
 		}
 		// Look before (re)trying: the previous attempt may have been applied.
-		if c, found := findLoad(tbl, p.LoadID); found {
+		if c, found := findLive(tbl, p.LoadID); found {
 			c.AlreadyCommitted = true
 			c.Attempts = attempt
 			if del != nil {
@@ -666,7 +695,7 @@ func (t *Table) commit(ctx context.Context, s sink.Staged, p sink.CommitProps, d
 	}
 	// The last attempt's outcome may be unknown: look once more.
 	if tbl, err := t.load(context.WithoutCancel(ctx)); err == nil {
-		if c, found := findLoad(tbl, p.LoadID); found {
+		if c, found := findLive(tbl, p.LoadID); found {
 			c.AlreadyCommitted = true
 			c.Attempts = t.s.opts.MaxAttempts
 			if del != nil {
