@@ -249,6 +249,22 @@ func replayTable(ctx context.Context, o ReplayOptions, name string, t *plan.Tabl
 		reasons []ledger.Failure
 	}
 	var failed []reopen
+	// A held row's values are recorded under the plan's column names of
+	// that time and the file's other header columns: after a rename the
+	// value is found under its source name or its previous name, after a
+	// column was added under its header.
+	asRecorded := make([][]string, len(rs.cols))
+	for i, c := range rs.cols {
+		asRecorded[i] = []string{c}
+		if i < len(rs.srcNames) && rs.srcNames[i] != c {
+			asRecorded[i] = append(asRecorded[i], rs.srcNames[i])
+		}
+		for _, pc := range t.Columns {
+			if pc.Name == c && pc.RenamedFrom != "" {
+				asRecorded[i] = append(asRecorded[i], pc.RenamedFrom)
+			}
+		}
+	}
 	for _, e := range fixed {
 		tr.RowsRead++
 		// A row that could not be split (bad quoting, bad bytes) has no
@@ -275,8 +291,11 @@ func replayTable(ctx context.Context, o ReplayOptions, name string, t *plan.Tabl
 		var nulls []bool
 		for i, c := range rs.cols {
 			v, ok := e.Fixed[c]
-			if !ok {
-				v, ok = e.Values[c]
+			for _, name := range asRecorded[i] { // the column's names when the row was held
+				if ok {
+					break
+				}
+				v, ok = e.Values[name]
 			}
 			if !ok {
 				if nulls == nil {

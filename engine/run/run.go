@@ -1070,8 +1070,12 @@ type loader struct {
 	router    *Router
 	now       time.Time
 	idx       []int
-	vals      []string
-	nulls     []bool
+	// extra: the file's header columns no plan column reads, kept with a
+	// held-back row's values so that a replay after a plan change (a column
+	// added or renamed) finds them (checkHeader).
+	extra []extraCol
+	vals  []string
+	nulls []bool
 	// heldSums sum the held-back rows' control values of a database source.
 	heldSums map[string]*Sum
 	// up is the state of a load of mode upsert (nil otherwise).
@@ -1478,7 +1482,23 @@ func (l *loader) checkHeader(cols []string, so source.Options) error {
 		sort.Strings(missing)
 		return fmt.Errorf("columns missing from the file: %s (found: %s)", strings.Join(missing, ", "), strings.Join(cols, ", "))
 	}
+	used := map[int]bool{}
+	for _, j := range l.idx {
+		used[j] = true
+	}
+	l.extra = l.extra[:0]
+	for j, c := range cols {
+		if name := strings.TrimSpace(c); !used[j] && name != "" && pos[strings.ToLower(name)] == j {
+			l.extra = append(l.extra, extraCol{name, j})
+		}
+	}
 	return nil
+}
+
+// extraCol is a header column of the file that no plan column reads.
+type extraCol struct {
+	name string
+	j    int
 }
 
 // row casts, checks and accepts or holds one data row. Fields are matched
@@ -1593,6 +1613,11 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 		for i, c := range l.rs.cols {
 			if nulls == nil || !nulls[i] {
 				values[c] = vals[i]
+			}
+		}
+		for _, x := range l.extra {
+			if _, taken := values[x.name]; !taken && x.j < len(row.Values) && (row.Nulls == nil || !row.Nulls[x.j]) {
+				values[x.name] = row.Values[x.j]
 			}
 		}
 		var key string
