@@ -12,9 +12,9 @@ import (
 )
 
 // TestFixedDuplicateKeySurvivesAFullRefresh: a row held back as a duplicate
-// key, resolved with a new key and replayed, is the fixed row after every
-// later read of the same bytes — the recorded fix applies although the row
-// as read passes its casts and checks (it fails only at the key check). The
+// key, resolved with a new key and replayed, is the fixed row whenever the
+// same bytes are a duplicate again — the recorded fix applies although the
+// row as read passes its casts and checks (it fails only at the key check). The
 // lifecycle test found it (LIMA_LIFE_SEED=7 LIMA_LIFE_SEQ=4): the full
 // refresh held the row back again and the lake lost key 1031.
 func TestFixedDuplicateKeySurvivesAFullRefresh(t *testing.T) {
@@ -51,13 +51,14 @@ func TestFixedDuplicateKeySurvivesAFullRefresh(t *testing.T) {
 	if tr := tableReport(t, out.Report, "readings"); tr.RowsLoaded != 4 || tr.RowsQuarantined != 0 {
 		t.Fatalf("full refresh loaded %d held %d, want 4 and 0", tr.RowsLoaded, tr.RowsQuarantined)
 	}
-	// Without a.csv the row is no duplicate any more: it is still the fixed
-	// row (ops decided its key), not a second id 2.
+	// Without a.csv the row is no duplicate any more: the source changed
+	// and the row passes as read, so it loads as read (a fix applies only
+	// to bytes that fail again).
 	if err := os.Remove(filepath.Join(ws.Dir, "in", "a.csv")); err != nil {
 		t.Fatal(err)
 	}
 	runOnce(t, ws, p, flow.RunOptions{FullRefresh: true})
-	if got, want := readingsLake(t, ws, p), []string{"9|west|9.25"}; !slices.Equal(got, want) {
+	if got, want := readingsLake(t, ws, p), []string{"2|west|9.25"}; !slices.Equal(got, want) {
 		t.Fatalf("after removing a.csv: %v, want %v", got, want)
 	}
 	e, err := st.Get(ctx, open[0].ID)

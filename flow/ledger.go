@@ -95,6 +95,15 @@ func RecoverPending(ctx context.Context, st ledger.Store, sk sink.Sink, p *plan.
 // table's result says how many exceptions were new, seen again and gone.
 // A failure is the table's error: its data is committed already.
 func settleExceptions(ctx context.Context, st ledger.Store, tr *run.TableResult, fullRefresh bool) {
+	if tr.LoadID != "" && tr.Status == run.StatusAlreadyLoaded && tr.Mode == plan.ModeFull {
+		// The table's last load is this input's: a run killed after that
+		// commit and before settling left the exceptions of rows it no
+		// longer met open. Settling again is idempotent.
+		if _, err := st.Supersede(ctx, tr.Name, tr.LoadID, nil, "lima"); err != nil && tr.Err == nil {
+			tr.Err = fmt.Errorf("closing the exceptions of rows no longer in the source failed: %w", err)
+		}
+		return
+	}
 	if tr.LoadID == "" || (tr.Status != run.StatusLoaded && tr.Status != run.StatusNothingToLoad) {
 		return
 	}

@@ -37,6 +37,13 @@ func identOf(e Exception) string {
 		var b [16]byte
 		_, _ = rand.Read(b[:])
 		return "u-" + hex.EncodeToString(b[:])
+	case len(e.Raw) > 0 && strings.HasPrefix(e.Fingerprint, "occ:"):
+		// A row of a file: its bytes and their occurrence in the file, so
+		// rows added or removed above it leave it the same exception.
+		w("bytes")
+		w(e.Fingerprint)
+		h.Write(e.Raw)
+		h.Write([]byte{0})
 	default:
 		w("rec")
 		w(strconv.FormatInt(e.Line, 10))

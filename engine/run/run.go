@@ -1070,6 +1070,9 @@ type loader struct {
 	router    *Router
 	now       time.Time
 	idx       []int
+	// occ counts the held rows' bytes within the current file (hold).
+	occ     map[[32]byte]int
+	occUnit string
 	// extra: the file's header columns no plan column reads, kept with a
 	// held-back row's values so that a replay after a plan change (a column
 	// added or renamed) finds them (checkHeader).
@@ -1281,6 +1284,17 @@ func (l *loader) route(e *Exception) {
 }
 
 func (l *loader) hold(ctx context.Context, e Exception) error {
+	if e.Level == "row" && len(e.Raw) > 0 && e.Loc.Unit != "" && e.Fingerprint == "" {
+		// A bad row of a file is its bytes and which occurrence of them in
+		// the file it is — not its line: deleting or adding rows above it
+		// does not make it another exception (a waived row stays waived).
+		if l.occUnit != e.Loc.Unit || l.occ == nil {
+			l.occUnit, l.occ = e.Loc.Unit, map[[32]byte]int{}
+		}
+		h := sha256.Sum256([]byte(e.Raw))
+		l.occ[h]++
+		e.Fingerprint = fmt.Sprintf("occ:%d", l.occ[h])
+	}
 	l.route(&e)
 	l.tr.RowsQuarantined++
 	l.prog.Quarantined.Add(1)
@@ -1541,47 +1555,57 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 	} else {
 		all = clean.Evaluate(l.checks, cells, vals, all)
 	}
-	// A recorded fix applies to every later read of the same bytes, whether
-	// or not the row fails today: ops decided what this row is (a fixed
-	// duplicate key passes the casts and checks and fails only at the key
-	// check below, with its old key).
-	if len(l.fixes) > 0 && len(row.Raw) > 0 {
-		if fx, ok := l.fixes[NewFixKey(row.Loc.Unit, row.Raw)]; ok {
-			origOK := len(all) == 0
-			fixedVals := slices.Clone(vals)
-			var fixedNulls []bool
-			if nulls != nil {
-				fixedNulls = slices.Clone(nulls)
-			}
-			for i, c := range l.rs.cols {
-				if v, ok := fx.Fixed[c]; ok {
-					fixedVals[i] = v
-					if fixedNulls != nil {
-						fixedNulls[i] = false
-					}
+	// A recorded fix applies whenever the same bytes fail again — a cast, a
+	// check, or the key check (a fixed duplicate key passes the casts and
+	// checks and fails only at the key check below, with its old key). A
+	// row that now passes as read (the source or the plan changed: a type
+	// widened, the other copy of a key gone) loads as read.
+	fixed := false
+	tryFix := func() {
+		if fixed || len(l.fixes) == 0 || len(row.Raw) == 0 {
+			return
+		}
+		fx, ok := l.fixes[NewFixKey(row.Loc.Unit, row.Raw)]
+		if !ok {
+			return
+		}
+		origOK := len(all) == 0
+		fixedVals := slices.Clone(vals)
+		var fixedNulls []bool
+		if nulls != nil {
+			fixedNulls = slices.Clone(nulls)
+		}
+		for i, c := range l.rs.cols {
+			if v, ok := fx.Fixed[c]; ok {
+				fixedVals[i] = v
+				if fixedNulls != nil {
+					fixedNulls[i] = false
 				}
-			}
-			if errs := l.caster.Cast(fixedVals, fixedNulls); errs == nil {
-				if again := clean.Evaluate(l.checks, l.caster.Cells(), fixedVals, nil); len(again) == 0 {
-					all, vals, cells = nil, fixedVals, l.caster.Cells()
-					l.tr.AppliedFixes = append(l.tr.AppliedFixes, fx.ExceptionID)
-					for c := range fx.Fixed {
-						l.fixCnt[c]++
-					}
-				} else if origOK {
-					l.recast(vals, nulls, &cells) // the fix fails where the row passed: keep the row as read
-				}
-			} else if origOK {
-				l.recast(vals, nulls, &cells)
 			}
 		}
+		if errs := l.caster.Cast(fixedVals, fixedNulls); errs == nil {
+			if again := clean.Evaluate(l.checks, l.caster.Cells(), fixedVals, nil); len(again) == 0 {
+				all, vals, nulls, cells, fixed = nil, fixedVals, fixedNulls, l.caster.Cells(), true
+				l.tr.AppliedFixes = append(l.tr.AppliedFixes, fx.ExceptionID)
+				for c := range fx.Fixed {
+					l.fixCnt[c]++
+				}
+				return
+			}
+		}
+		if origOK { // the fix fails where the row passed: keep the row as read
+			l.recast(vals, nulls, &cells)
+		}
+	}
+	if len(all) > 0 {
+		tryFix()
 	}
 	if len(all) == 0 && l.unchangedInLookback(cells) {
 		l.skip(SkipUnchanged)
 		return nil
 	}
 	var key [2]uint64
-	if len(all) == 0 && len(l.keyCols) > 0 {
+	keyOf := func() (dup, inTable bool) {
 		var h1, h2 maphash.Hash
 		h1.SetSeed(l.seeds[0])
 		h2.SetSeed(l.seeds[1])
@@ -1593,8 +1617,27 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 			h2.WriteByte(0)
 		}
 		key = [2]uint64{h1.Sum64(), h2.Sum64()}
-		_, dup := l.keys[key]
-		_, inTable := l.tableKeys[key]
+		_, dup = l.keys[key]
+		_, inTable = l.tableKeys[key]
+		return dup, inTable
+	}
+	if len(all) == 0 && len(l.keyCols) > 0 {
+		dup, inTable := keyOf()
+		if (dup || inTable) && len(l.fixes) > 0 {
+			origVals, origNulls, nApplied := slices.Clone(vals), slices.Clone(nulls), len(l.tr.AppliedFixes)
+			if tryFix(); fixed {
+				if dup, inTable = keyOf(); dup || inTable {
+					// The fixed row is a duplicate too: held back as read.
+					for c := range l.fixes[NewFixKey(row.Loc.Unit, row.Raw)].Fixed {
+						l.fixCnt[c]--
+					}
+					l.tr.AppliedFixes = l.tr.AppliedFixes[:nApplied]
+					vals, nulls = origVals, origNulls
+					l.recast(vals, nulls, &cells)
+					dup, inTable = keyOf()
+				}
+			}
+		}
 		if dup || inTable {
 			var kv []string
 			for _, i := range l.keyCols {
