@@ -510,12 +510,6 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 		tr.Commit, tr.Status, tr.WatermarkAfter = c, StatusAlreadyLoaded, c.Watermark
 		return
 	}
-	if o.BeforeLoad != nil {
-		if err := o.BeforeLoad(ctx, name, tr.LoadID); err != nil {
-			tr.Err = err
-			return
-		}
-	}
 	if o.Land != nil && len(fresh) > 0 {
 		// raw/: the change files of this batch, unchanged, as for any load.
 		prog.Phase.Store("landing raw")

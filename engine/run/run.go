@@ -80,10 +80,6 @@ type Options struct {
 	Alloc    memory.Allocator
 	// SampleRows used to infer untyped columns (default 10,000).
 	SampleRows int
-	// BeforeLoad, when set, is called once a table's load id is known and
-	// the load will run (the ledger uses it to supersede the exceptions of
-	// an earlier rejected attempt at the same input).
-	BeforeLoad func(ctx context.Context, table, loadID string) error
 	// KnownFixes, when set, returns the fixes ops recorded for rows of a
 	// table (from the exception ledger). A row that fails again exactly as
 	// it did — same file, same bytes — is loaded with its recorded fix, so a
@@ -503,12 +499,6 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 		}
 	}
 
-	if o.BeforeLoad != nil {
-		if err := o.BeforeLoad(ctx, name, tr.LoadID); err != nil {
-			tr.Err = err
-			return
-		}
-	}
 	if o.Land != nil && !isDB {
 		prog.Phase.Store("landing raw")
 		if err := o.Land(ctx, name, tr.LoadID, src, units); err != nil {
