@@ -475,12 +475,40 @@ func Read(path string) (*Report, error) {
 
 // ReadExpectations loads the expectations saved with a run.
 func ReadExpectations(dir, runID string) ([]gates.Expectation, error) {
-	b, err := os.ReadFile(filepath.Join(dir, runID, "expected.json"))
+	rd, err := RunDir(dir, runID)
 	if err != nil {
 		return nil, err
 	}
-	var e []gates.Expectation
-	return e, json.Unmarshal(b, &e)
+	b, err := os.ReadFile(filepath.Join(rd, "expected.json"))
+	if err != nil {
+		return nil, err
+	}
+	var es []gates.Expectation
+	if err := json.Unmarshal(b, &es); err != nil {
+		return nil, fmt.Errorf("%s is damaged: %w", filepath.Join(rd, "expected.json"), err)
+	}
+	for i, e := range es {
+		if e.Table == "" || len(e.Types) != len(e.Columns) || (len(e.Required) != 0 && len(e.Required) != len(e.Columns)) {
+			return nil, fmt.Errorf("%s is damaged: expectation %d (table %q) has %d columns, %d types and %d required flags",
+				filepath.Join(rd, "expected.json"), i+1, e.Table, len(e.Columns), len(e.Types), len(e.Required))
+		}
+	}
+	return es, nil
+}
+
+// RunDir is the folder of run runID under the reports folder dir. A run id
+// is one plain name as NewRunID makes it — never a path: "../..", "/etc"
+// or "a/b" are refused, so a --run flag cannot read outside dir.
+func RunDir(dir, runID string) (string, error) {
+	if runID == "" || runID == "." || runID == ".." || strings.ContainsAny(runID, `/\`) || filepath.Base(runID) != runID {
+		return "", fmt.Errorf("%q is not a run id (a run id is one name under %s, such as 20260101T120000.000000Z-a1b2c3)", runID, dir)
+	}
+	for _, r := range runID {
+		if r < 0x20 || r == 0x7f {
+			return "", fmt.Errorf("%q is not a run id (control character)", runID)
+		}
+	}
+	return filepath.Join(dir, runID), nil
 }
 
 // Latest returns the id of the newest run under dir.

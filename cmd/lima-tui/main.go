@@ -430,7 +430,11 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		name = "report.json"
 	}
-	b, err := os.ReadFile(filepath.Join(ws.ReportsDir(), filepath.Base(id), name))
+	rd, err := reports.RunDir(ws.ReportsDir(), id)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	b, err := os.ReadFile(filepath.Join(rd, name))
 	if err != nil {
 		return fail(stderr, err)
 	}
