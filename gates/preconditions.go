@@ -419,6 +419,10 @@ func (pr Probe) checkTarget(ctx context.Context) Finding {
 		f.Status, f.Detail = Skip, fmt.Sprintf("warehouse %s: only local folders (and file://) are probed in this build", pr.Warehouse)
 		return f
 	}
+	if why := UnsafeLakeFolder(dir); why != "" {
+		f.Status, f.Detail, f.Fix = Fail, why+": Lima writes and tears down what is under its warehouse", unsafeLakeFix
+		return f
+	}
 	probe, missing, err := ProbeWrite(dir)
 	if err != nil {
 		f.Status, f.Detail = Fail, fmt.Sprintf("warehouse %s: cannot create a file: %v", dir, gate2Err(err))

@@ -147,15 +147,11 @@ func TestPreconditionsFailWithEvidenceAndFix(t *testing.T) {
 		},
 			"target writable", Fail, `^warehouse <dir>/in/a\.csv/lake: cannot create a file: <dir>/in/a\.csv is a file, not a folder$`,
 			`^<dir>/in/a\.csv is a file: move it away, or point storage\.warehouse in platform\.yaml at a folder$`},
-		// And one where the kernel refuses the write itself: sysfs lets
-		// nobody, root included, create files.
-		{"warehouse on sysfs", func(t *testing.T, p *plan.Plan, pr *Probe) {
-			if _, _, err := ProbeWrite("/sys/kernel"); err == nil {
-				t.Skip("/sys/kernel is writable here")
-			}
+		// A system folder is refused before any write is tried.
+		{"warehouse in a system folder", func(t *testing.T, p *plan.Plan, pr *Probe) {
 			pr.Warehouse = "/sys/kernel"
-		}, "target writable", Fail, `^warehouse /sys/kernel: cannot create a file: open /sys/kernel/\.lima-probe-[0-9a-f]{12}: permission denied$`,
-			`^let the user running Lima \(uid ` + strconv.Itoa(uid) + `\) create files in /sys/kernel \(permissions, a read-only mount, quota\), or point storage\.warehouse at a writable folder$`},
+		}, "target writable", Fail, `^the warehouse /sys/kernel is inside the system folder /sys: Lima writes and tears down what is under its warehouse$`,
+			`^set storage\.warehouse to a folder of its own`},
 		{"catalog does not open", func(t *testing.T, p *plan.Plan, pr *Probe) {
 			pr.Catalog = func(context.Context) (StoreState, error) {
 				return StoreState{Path: "/w/.lima/catalog.db"}, errors.New("file is not a database (26)")
@@ -288,5 +284,22 @@ func TestProbeWriteLeavesNothing(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Fatalf("left %v", entries)
+	}
+}
+
+// Where the kernel refuses the write itself (sysfs lets nobody, root
+// included, create files), the evidence is the error and the fix names
+// the user.
+func TestProbeWriteRefusedByTheKernel(t *testing.T) {
+	_, _, err := ProbeWrite("/sys/kernel")
+	if err == nil {
+		t.Skip("/sys/kernel is writable here")
+	}
+	if !regexp.MustCompile(`^open /sys/kernel/\.lima-probe-[0-9a-f]{12}: permission denied$`).MatchString(gate2Err(err)) {
+		t.Errorf("evidence %q", gate2Err(err))
+	}
+	want := `^let the user running Lima \(uid ` + strconv.Itoa(os.Getuid()) + `\) create files in /sys/kernel \(permissions, a read-only mount, quota\), or point storage\.warehouse at a writable folder$`
+	if fix := writeFix("/sys/kernel", err, "storage.warehouse"); !regexp.MustCompile(want).MatchString(fix) {
+		t.Errorf("fix %q", fix)
 	}
 }

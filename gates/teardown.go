@@ -291,7 +291,9 @@ func BuildInventory(ctx context.Context, s TeardownScope) (*Inventory, error) {
 	if s.Namespace == "" {
 		block("namespace", "the plan names no namespace", "set platform.prefix (or storage.namespace) in the plan")
 	}
-	if b.warehouseErr != "" {
+	if b.warehouseUnsafe {
+		block("warehouse", b.warehouseErr, unsafeLakeFix+"; remove what Lima wrote here by hand")
+	} else if b.warehouseErr != "" {
 		block("warehouse", b.warehouseErr, "tear down a remote lake with its own tools; this build removes local lakes and lakes on S3")
 	}
 	if s.ObjectsErr != nil {
@@ -704,6 +706,7 @@ type bases struct {
 	reportsShown               string
 	stateLink, reportsLink     string // targets when .lima or reports/ is a link
 	warehouseErr               string
+	warehouseUnsafe            bool // warehouseErr comes from UnsafeLakeFolder
 	lockFile                   string
 	s3                         *s3loc    // an S3 warehouse
 	s3Tables                   []s3Table // table prefixes found in the catalog
@@ -737,6 +740,9 @@ func newBases(s TeardownScope) (*bases, error) {
 			return nil, err
 		}
 		b.warehouse = existingReal(b.warehouseShown)
+		if why := UnsafeLakeFolder(b.warehouseShown); why != "" {
+			b.warehouseErr, b.warehouseUnsafe, b.warehouse = why+": nothing there is removed", true, ""
+		}
 	}
 	// The state folder and reports/ are emptied entry by entry: when one
 	// of them is itself a symbolic link, it is not followed (the folder it
