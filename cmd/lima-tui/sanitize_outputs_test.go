@@ -67,12 +67,18 @@ func TestHostileTextNeverReachesTheTerminal(t *testing.T) {
 	if code == exitUsage {
 		t.Fatalf("run: exit %d: %s", code, errs)
 	}
+	// A foreign file with a hostile name in the warehouse: teardown lists
+	// it as kept.
+	if err := os.WriteFile(filepath.Join(dir, "lake", "notes"+strings.ReplaceAll(hostile, "/", "")+".txt"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{
 		{"run", "--force", "--json", "--plan", pp, "--table", "inspections"},
 		{"report", "--plan", pp},
 		{"report", "--json", "--plan", pp},
 		{"check", "--json", "--plan", pp},
 		{"propose", "--json", "--plan", pp},
+		{"teardown", "--json", "--plan", pp},
 	} {
 		_, out, errs := runCLI(t, args...)
 		mustBeInert(t, strings.Join(args[:2], " ")+" stdout", out)

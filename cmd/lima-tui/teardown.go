@@ -66,7 +66,7 @@ func cmdTeardown(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		out.ConfirmWith = p.Platform.Prefix
 		if *jsonOut {
 			b, _ := json.MarshalIndent(out, "", "  ")
-			fmt.Fprintln(stdout, string(b))
+			fmt.Fprintln(stdout, string(ui.EscapeJSON(b)))
 		}
 		return out.ExitCode
 	}
