@@ -675,9 +675,11 @@ func (e *editor) diffSequence(o, n *yaml.Node, depth int) error {
 	return nil
 }
 
-// replace rewrites the whole value o as n; a flow collection stays one.
+// replace rewrites the whole value o as n; a flow collection stays one,
+// except an empty one ({} or []), which only held the place: what fills it
+// is written in block style like the rest of the plan.
 func (e *editor) replace(key, o, n *yaml.Node) error {
-	if o.Style&yaml.FlowStyle != 0 && (n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode) {
+	if o.Style&yaml.FlowStyle != 0 && len(o.Content) > 0 && (n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode) {
 		c := *n
 		c.Style |= yaml.FlowStyle
 		n = &c

@@ -292,3 +292,33 @@ func TestWriteKeepsFlowStyle(t *testing.T) {
 		t.Fatalf("file differs from the hand edit:\n--- got\n%s\n--- want\n%s", got, want)
 	}
 }
+
+// An empty flow collection only holds the place: the tables gate 3 puts in
+// `tables: {}` (as init writes it) are written in block style, one field a
+// line, like a plan written from scratch — not as one long flow line.
+func TestWriteFillsAnEmptyFlowCollectionInBlockStyle(t *testing.T) {
+	_, p := writeCommented(t)
+	path := filepath.Join(t.TempDir(), "platform.yaml")
+	start := "# written by init\nschema_version: 1\n\nplatform:\n  prefix: acme_ops\n  pattern: iceberg\n  catalog: sqlite\n\nsources:\n  field: {kind: files, path: data/field}\n\ntables: {}\n\n# end\n"
+	if err := os.WriteFile(path, []byte(start), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	q, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Tables["sites"] = p.Tables["sites"]
+	if err := q.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	got := readFile(t, path)
+	if strings.Contains(got, "tables: {") || !strings.Contains(got, "\ntables:\n  sites:\n") {
+		t.Fatalf("tables not written in block style:\n%s", got)
+	}
+	if !strings.HasPrefix(got, "# written by init\n") || !strings.HasSuffix(got, "\n# end\n") || !strings.Contains(got, "  field: {kind: files, path: data/field}\n") {
+		t.Fatalf("the rest of the file changed:\n%s", got)
+	}
+	if r, err := Load(path); err != nil || len(r.Tables) != 1 || r.Tables["sites"].Load.Keys[0] != "site_code" {
+		t.Fatalf("reload: %v %+v", err, r)
+	}
+}
