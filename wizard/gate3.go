@@ -57,6 +57,9 @@ type gate3SavedMsg struct {
 	p        *plan.Plan
 	approved bool
 	err      error
+	// refused are the findings that refused the approval (the lake cannot
+	// follow the model); shown with the model's findings.
+	refused []gates.Finding
 }
 
 type gate3Keys struct {
@@ -104,6 +107,9 @@ type gate3Screen struct {
 	// rejectYes its answer (No, keep the model, until changed).
 	reject    *huh.Form
 	rejectYes bool
+	// evolution checks an approval against the lake (Deps.Evolution bound
+	// to the workspace at Start); nil checks nothing.
+	evolution func(p *plan.Plan) ([]gates.Finding, error)
 }
 
 func newGate3(t ui.Theme) *gate3Screen {
@@ -141,6 +147,10 @@ func (s *gate3Screen) Start(d Deps, ws flow.Workspace, planPath string, ctx cont
 	s.gen++
 	gen := s.gen
 	s.state, s.mode, s.err, s.msg = g3Loading, g3Browse, "", ""
+	s.evolution = nil
+	if d.Evolution != nil {
+		s.evolution = func(p *plan.Plan) ([]gates.Finding, error) { return d.Evolution(ctx, ws, p) }
+	}
 	return func() tea.Msg {
 		p, err := plan.Load(planPath)
 		if err != nil {
@@ -334,6 +344,11 @@ func (s *gate3Screen) Update(msg tea.Msg, by string, now func() time.Time, planP
 		s.state = g3Ready
 		if msg.err != nil {
 			s.msg, s.msgOK = "not saved: "+msg.err.Error(), false
+			for _, f := range msg.refused {
+				if !slices.Contains(s.findings, f) {
+					s.findings = append(s.findings, f)
+				}
+			}
 			return nil, navStay
 		}
 		s.proposal = nil
@@ -505,7 +520,17 @@ func (s *gate3Screen) save(approve bool, by string, now func() time.Time, planPa
 		return func() tea.Msg { return gate3SavedMsg{gen: gen, err: err} }
 	}
 	ts := now().UTC().Format(time.RFC3339)
+	evolution := s.evolution
 	return func() tea.Msg {
+		if approve && evolution != nil {
+			found, err := evolution(work)
+			if err != nil {
+				return gate3SavedMsg{gen: gen, err: err}
+			}
+			if failed := gates.FailedFindings(found); len(failed) > 0 {
+				return gate3SavedMsg{gen: gen, err: evolutionRefusal(failed), refused: failed}
+			}
+		}
 		if proposal != nil {
 			for _, q := range proposal.Issues {
 				if _, ok := work.Tables[q.Table]; ok && !slices.Contains(work.DataQualityIssues, q) {
@@ -776,4 +801,15 @@ func ModelText(p *plan.Plan, width int) string {
 		lines[i] = strings.TrimRight(ansi.Strip(l), " ")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// evolutionRefusal is the error of an approval whose model changes tables
+// in the lake in ways their data cannot follow; the findings (with their
+// fixes) are listed with the model's.
+func evolutionRefusal(failed []gates.Finding) error {
+	var tables []string
+	for _, f := range failed {
+		tables = append(tables, strings.TrimPrefix(f.Name, "schema evolution of "))
+	}
+	return fmt.Errorf("the lake's %s cannot follow this model (see the findings; --rewrite with lima-tui approve)", strings.Join(tables, ", "))
 }

@@ -36,12 +36,19 @@ type Deps struct {
 	// Replay replays the fixed exceptions of a table ("" for all) from the
 	// exception browser and returns the report's path.
 	Replay func(ctx context.Context, ws flow.Workspace, planPath, table, by string) (string, error)
+	// Evolution compares an approved model with the tables already in the
+	// lake (flow.CheckEvolution): a change their data cannot follow is
+	// refused at approval, as `lima-tui approve` refuses it.
+	Evolution func(ctx context.Context, ws flow.Workspace, p *plan.Plan) ([]gates.Finding, error)
 }
 
 // DefaultDeps call flow.
 func DefaultDeps() Deps {
 	return Deps{Preconditions: flow.Preconditions, Run: flow.Run, Now: time.Now, Propose: proposeModel,
-		OpenLedger: flow.OpenLedger, TeardownInventory: flow.TeardownInventory, Teardown: flow.Teardown, Replay: replay}
+		OpenLedger: flow.OpenLedger, TeardownInventory: flow.TeardownInventory, Teardown: flow.Teardown, Replay: replay,
+		Evolution: func(ctx context.Context, ws flow.Workspace, p *plan.Plan) ([]gates.Finding, error) {
+			return flow.CheckEvolution(ctx, ws, p, nil)
+		}}
 }
 
 // replay is flow.Replay of the plan at planPath.
