@@ -269,7 +269,7 @@ func (s *Sink) OpenTable(ctx context.Context, spec sink.TableSpec) (sink.Table, 
 			return nil, fmt.Errorf("hivesink: table %s: %s is damaged: %w", spec.Name, metaPath, err)
 		}
 		if err := sameColumns(have, meta); err != nil {
-			return nil, fmt.Errorf("table %s.%s: %w", spec.Namespace, spec.Name, err)
+			return nil, fmt.Errorf("table %s.%s: %w; %s", spec.Namespace, spec.Name, err, hiveEvolutionFix)
 		}
 	}
 	if err := t.recover(ctx); err != nil {
@@ -277,6 +277,11 @@ func (s *Sink) OpenTable(ctx context.Context, spec sink.TableSpec) (sink.Table, 
 	}
 	return t, nil
 }
+
+// hiveEvolutionFix is what to do when the plan changes a Hive-style
+// table: its folders and the Parquet files in them keep the columns and
+// partitioning they were written with (pattern iceberg evolves instead).
+const hiveEvolutionFix = "a Hive-style table keeps the columns, types and partitioning it was created with, --full-refresh included: keep the lake's definition in the plan, load the new model under another table name, or remove the table (lima-tui teardown) and load it again; tables of pattern iceberg evolve in place"
 
 func sameColumns(have, want tableMeta) error {
 	if len(have.Columns) != len(want.Columns) {

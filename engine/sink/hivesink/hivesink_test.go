@@ -425,6 +425,14 @@ func TestSchemaAndPartitionChangesAreRefused(t *testing.T) {
 	s.Partition = nil
 	if _, err := sk.OpenTable(context.Background(), s); err == nil || !strings.Contains(err.Error(), "partitioned") {
 		t.Fatalf("re-partitioning accepted: %v", err)
+	} else if !strings.Contains(err.Error(), "another table name") || !strings.Contains(err.Error(), "lima-tui teardown") {
+		t.Fatalf("the refusal offers no way forward: %v", err)
+	}
+	s = siteSpec()
+	s.Columns = append([]plan.Column(nil), s.Columns...)
+	s.Columns[0].Name = "renamed"
+	if _, err := sk.OpenTable(context.Background(), s); err == nil || !strings.Contains(err.Error(), "in the lake but") || !strings.Contains(err.Error(), "pattern iceberg evolve") {
+		t.Fatalf("a renamed column: %v", err)
 	}
 	s = siteSpec()
 	s.Partition = []plan.PartitionField{{Column: "id", Transform: plan.TransformBucket, Param: 4}}
