@@ -234,10 +234,12 @@ type LoadSpec struct {
 	Keys []string `yaml:"keys,omitempty"`
 	// Watermark is the column whose maximum is committed with the data.
 	Watermark string `yaml:"watermark,omitempty"`
-	// Lookback (mode upsert) re-reads rows this far below the previous
-	// watermark, to catch rows committed late with an older value: a
-	// duration (10m, 2h, 1d) for a date or timestamp watermark, a count
-	// (1000) for a numeric one. Re-read rows replace themselves by key.
+	// Lookback (mode upsert, and mode incremental from a database)
+	// re-reads rows this far below the previous watermark, to catch rows
+	// committed late with an older value: a duration (10m, 2h, 1d) for a
+	// date or timestamp watermark, a count (1000) for a numeric one.
+	// Re-read rows replace themselves by key; those equal to the lake's
+	// version are skipped as unchanged_in_lookback.
 	Lookback string `yaml:"lookback,omitempty"`
 	// DetectDeletes (mode upsert): "never" (default), "every_run", or a
 	// period (24h, 7d) between comparisons of every source key with the
