@@ -163,7 +163,9 @@ func postJSON(ctx context.Context, url string, body []byte) error {
 	var last error
 	for attempt := 0; attempt < 3; attempt++ {
 		if attempt > 0 {
-			time.Sleep(time.Duration(attempt) * 500 * time.Millisecond)
+			if err := SleepContext(ctx, time.Duration(attempt)*500*time.Millisecond); err != nil {
+				return fmt.Errorf("the webhook was not retried: %w (%v)", err, last)
+			}
 		}
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		req, err := http.NewRequestWithContext(cctx, http.MethodPost, url, bytes.NewReader(body))
