@@ -103,6 +103,9 @@ func cmdInit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				} else {
 					fmt.Fprintf(stderr, "lima-tui init: --source env:%s: %s\n", ui.Sanitize(u.EnvVar), ui.Sanitize(err.Error()))
 				}
+				if errors.As(err, new(dbRefusedError)) {
+					return exitPrecondition // the database refused: nothing was written
+				}
 				return exitUsage
 			}
 			fmt.Fprintln(stdout, ui.Sanitize(line))

@@ -24,7 +24,7 @@ func initDBSource(envVar string) (string, error) {
 	defer cancel()
 	sum, err := gates.CheckDatabase(ctx, envVar, &plan.Source{Kind: kind, DSNEnv: envVar})
 	if err != nil {
-		return "", err
+		return "", dbRefusedError{err}
 	}
 	where := "the file"
 	if len(sum.Schemas) > 0 {
@@ -32,3 +32,9 @@ func initDBSource(envVar string) (string, error) {
 	}
 	return fmt.Sprintf("env:%s: %s (kind %s), %d table(s) in %s; gate 3 proposes the tables from them", envVar, sum.Version, kind, sum.Tables, where), nil
 }
+
+// dbRefusedError is a database that did not answer or refused the login:
+// the answer was understood, a precondition failed (exit 4, not 2).
+type dbRefusedError struct{ error }
+
+func (e dbRefusedError) Unwrap() error { return e.error }

@@ -272,7 +272,8 @@ func TestInitFromPostgresProposeApproveRun(t *testing.T) {
 }
 
 // TestInitDatabaseWrongPasswordHidesIt: a refused login names what failed
-// and never the password or the DSN.
+// and never the password or the DSN, and exits 4 (a precondition failed,
+// nothing written) like gate 2 — the answer itself was understood.
 func TestInitDatabaseWrongPasswordHidesIt(t *testing.T) {
 	noTTY(t)
 	const secret = "Wr0ngHunter2Pw"
@@ -290,8 +291,8 @@ func TestInitDatabaseWrongPasswordHidesIt(t *testing.T) {
 			t.Setenv("LIMA_BAD_DSN", tt.dsn)
 			dir := t.TempDir()
 			code, out, errs := call(t, cmdInit, "--source", "env:LIMA_BAD_DSN", "--dir", dir, "--defaults")
-			if code != exitUsage {
-				t.Fatalf("exit %d, want %d: %s%s", code, exitUsage, out, errs)
+			if code != exitPrecondition {
+				t.Fatalf("exit %d, want %d (the database refused): %s%s", code, exitPrecondition, out, errs)
 			}
 			if !strings.Contains(errs, "lima-tui init: --source env:LIMA_BAD_DSN: connect: ") {
 				t.Errorf("stderr does not say the connection failed:\n%s", errs)
