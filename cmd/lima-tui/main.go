@@ -215,9 +215,56 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runWatch(ctx, *planPath, tables, *full, *jsonOut, wf, stdout, stderr,
 			flow.RunOptions{Force: *force, LockWait: *wait})
 	}
-	return runPlan(ctx, flow.Workspace{Dir: filepath.Dir(*planPath)}, *planPath, tables, *full, *jsonOut, stdout, stderr,
+	if !*jsonOut {
+		return runPlan(ctx, flow.Workspace{Dir: filepath.Dir(*planPath)}, *planPath, tables, *full, false, stdout, stderr,
+			flow.RunOptions{Force: *force, LockWait: *wait})
+	}
+	// With --json, stdout always carries one JSON object: a run refused
+	// before it read anything (exit 4: outside the window, the lock, an
+	// unapproved plan) or failed (exit 1) says so there too, with the
+	// message printed on stderr.
+	so := &wroteWriter{w: stdout}
+	var tail tailWriter
+	code := runPlan(ctx, flow.Workspace{Dir: filepath.Dir(*planPath)}, *planPath, tables, *full, true, so, io.MultiWriter(stderr, &tail),
 		flow.RunOptions{Force: *force, LockWait: *wait})
+	if !so.wrote {
+		status := "failed"
+		if code == exitPrecondition {
+			status = "refused"
+		}
+		b, _ := json.Marshal(struct {
+			Status   string `json:"status"`
+			ExitCode int    `json:"exit_code"`
+			Error    string `json:"error"`
+		}{status, code, strings.TrimSpace(tail.String())})
+		fmt.Fprintln(stdout, string(ui.EscapeJSON(b)))
+	}
+	return code
 }
+
+// wroteWriter tells whether anything was written through it.
+type wroteWriter struct {
+	w     io.Writer
+	wrote bool
+}
+
+func (w *wroteWriter) Write(b []byte) (int, error) {
+	w.wrote = w.wrote || len(b) > 0
+	return w.w.Write(b)
+}
+
+// tailWriter keeps the last 4 KiB written to it.
+type tailWriter struct{ b []byte }
+
+func (w *tailWriter) Write(b []byte) (int, error) {
+	w.b = append(w.b, b...)
+	if len(w.b) > 4096 {
+		w.b = append([]byte(nil), w.b[len(w.b)-4096:]...)
+	}
+	return len(b), nil
+}
+
+func (w *tailWriter) String() string { return string(w.b) }
 
 // runPlan runs the plan; base carries Force and LockWait.
 func runPlan(ctx context.Context, ws flow.Workspace, planPath string, tables []string, full, jsonOut bool, stdout, stderr io.Writer, base flow.RunOptions) int {
