@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -118,6 +119,11 @@ type (
 	bActionMsg struct {
 		done string
 		err  error
+	}
+	// bFilterMsg is a filter whose owner was looked up in the ledger.
+	bFilterMsg struct {
+		f   ledger.Filter
+		err error
 	}
 )
 
@@ -281,6 +287,14 @@ func (b *Browser) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		b.w, b.h = msg.Width, msg.Height
 		return b, b.move(0)
+	case bFilterMsg:
+		if msg.err != nil {
+			b.err = msg.err.Error()
+			return b, nil
+		}
+		b.filter = msg.f
+		b.resetList()
+		return b, b.reload()
 	case bCountMsg:
 		if msg.gen != b.gen {
 			return b, nil
@@ -509,6 +523,13 @@ func (b *Browser) submit(text string) tea.Cmd {
 			b.err = err.Error()
 			return nil
 		}
+		if f.Owner != "" && st != nil {
+			return func() tea.Msg {
+				o, err := resolveOwner(ctx, st, f.Owner)
+				f.Owner = o
+				return bFilterMsg{f: f, err: err}
+			}
+		}
 		b.filter = f
 		b.resetList()
 		return b.reload()
@@ -565,12 +586,18 @@ func (b *Browser) detailCmd(id int64) tea.Cmd {
 	}
 }
 
-// ParseFilter reads "owner=Ji-woo table=inspections rule=date status=open
-// overdue" (any order, any subset).
+// ParseFilter reads "owner=Ji-woo Park (quality) table=inspections
+// rule=date status=open overdue" (any order, any subset). A value runs to
+// the next key= or overdue, so owners, tables and rules with spaces need
+// no quotes; "…" or '…' quote a value that holds such a word.
 func ParseFilter(s string) (ledger.Filter, error) {
 	var f ledger.Filter
-	for _, tok := range strings.Fields(s) {
-		k, v, ok := strings.Cut(tok, "=")
+	toks, err := filterTokens(s)
+	if err != nil {
+		return f, err
+	}
+	for _, tok := range toks {
+		k, v, ok := tok.key, tok.value, tok.hasValue
 		switch {
 		case !ok && (k == "overdue" || k == "!overdue"):
 			f.Overdue = true
@@ -588,10 +615,100 @@ func ParseFilter(s string) (ledger.Filter, error) {
 				return f, fmt.Errorf("status %q: use open, fixed, replayed or waived", ui.Sanitize(v))
 			}
 		default:
-			return f, fmt.Errorf("filter %q: use owner=, table=, rule=, status= or overdue", ui.Sanitize(tok))
+			return f, fmt.Errorf("filter %q: use owner=, table=, rule=, status= or overdue", ui.Sanitize(tok.text))
 		}
 	}
 	return f, nil
+}
+
+type filterToken struct {
+	key, value, text string
+	hasValue         bool
+}
+
+// filterKeys are the words that start a filter term.
+var filterKeys = []string{"owner=", "table=", "rule=", "status="}
+
+// startsTerm is whether the words from fields[i] on begin a new term.
+func startsTerm(w string) bool {
+	if w == "overdue" || w == "!overdue" {
+		return true
+	}
+	for _, k := range filterKeys {
+		if strings.HasPrefix(w, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// filterTokens splits a filter into terms: key=value, where the value is
+// quoted or runs over the following words up to the next term.
+func filterTokens(s string) ([]filterToken, error) {
+	var out []filterToken
+	words := strings.Fields(s)
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		k, v, ok := strings.Cut(w, "=")
+		if !ok {
+			out = append(out, filterToken{key: k, text: w})
+			continue
+		}
+		if v != "" && (v[0] == '"' || v[0] == '\'') {
+			// A quoted value: up to the word that ends with the same quote.
+			q, val := v[:1], v[1:]
+			closed := val != "" && strings.HasSuffix(val, q)
+			for !closed {
+				i++
+				if i >= len(words) {
+					return nil, fmt.Errorf("filter %s: the quote %s is not closed", ui.Sanitize(k), q)
+				}
+				val += " " + words[i]
+				closed = strings.HasSuffix(words[i], q)
+			}
+			out = append(out, filterToken{key: k, value: strings.TrimSpace(strings.TrimSuffix(val, q)), text: w, hasValue: true})
+			continue
+		}
+		for i+1 < len(words) && !startsTerm(words[i+1]) {
+			i++
+			v += " " + words[i]
+		}
+		out = append(out, filterToken{key: k, value: v, text: w, hasValue: true})
+	}
+	return out, nil
+}
+
+// resolveOwner finds the owner a filter means among the ledger's owners:
+// the exact name, else the one owner whose name contains the text (any
+// case) — "owner=park" finds "Ji-woo Park (quality)". Several or none is
+// an error that lists what there is.
+func resolveOwner(ctx context.Context, st ledger.Store, text string) (string, error) {
+	counts, err := st.CountBy(ctx, ledger.Filter{}, "owner")
+	if err != nil {
+		return "", err
+	}
+	if _, ok := counts[text]; ok {
+		return text, nil
+	}
+	var found, all []string
+	for o := range counts {
+		all = append(all, o)
+		if strings.Contains(strings.ToLower(o), strings.ToLower(text)) {
+			found = append(found, o)
+		}
+	}
+	sort.Strings(found)
+	sort.Strings(all)
+	switch {
+	case len(found) == 1:
+		return found[0], nil
+	case len(found) > 1:
+		return "", fmt.Errorf("owner %q matches %d owners: %s; type more of the name", ui.Sanitize(text), len(found), ui.Sanitize(strings.Join(found, ", ")))
+	}
+	if len(all) > 8 {
+		all = append(all[:8], "…")
+	}
+	return "", fmt.Errorf("no owner matches %q (owners: %s)", ui.Sanitize(text), ui.Sanitize(strings.Join(all, ", ")))
 }
 
 func filterText(f ledger.Filter) string {

@@ -122,7 +122,7 @@ func (h *bHarness) feed(cmd tea.Cmd) {
 	h.t.Helper()
 	for _, msg := range collect(cmd) {
 		switch msg.(type) {
-		case bPageMsg, bCountMsg, bDetailMsg, bActionMsg:
+		case bPageMsg, bCountMsg, bDetailMsg, bActionMsg, bFilterMsg:
 			h.send(msg)
 		}
 	}

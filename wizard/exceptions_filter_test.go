@@ -1,0 +1,81 @@
+package wizard
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/lima-lake/lima/engine/ledger"
+)
+
+func TestParseFilterValuesWithSpaces(t *testing.T) {
+	for in, want := range map[string]ledger.Filter{
+		"owner=Ji-woo Park (quality)":                           {Owner: "Ji-woo Park (quality)"},
+		"owner=Ji-woo Park (quality) table=inspections":         {Owner: "Ji-woo Park (quality)", Table: "inspections"},
+		"table=inspections owner=Ji-woo Park (quality) overdue": {Owner: "Ji-woo Park (quality)", Table: "inspections", Overdue: true},
+		`owner="Ana overdue Lopez" status=open`:                 {Owner: "Ana overdue Lopez", Status: "open"},
+		`owner='Ana Lopez'`:                                     {Owner: "Ana Lopez"},
+		`owner=" Ana " rule=date`:                               {Owner: "Ana", Rule: "date"},
+		"rule=date  overdue":                                    {Rule: "date", Overdue: true},
+		"":                                                      {},
+	} {
+		got, err := ParseFilter(in)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("ParseFilter(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{`owner="Ana Lopez`, "colour=red", "status=gone", "owner=a status=gone"} {
+		if f, err := ParseFilter(bad); err == nil {
+			t.Errorf("ParseFilter(%q) = %+v, want an error", bad, f)
+		}
+	}
+}
+
+// Real owners have spaces and parentheses, and ops type part of a name:
+// the browser finds "Ji-woo Park (quality)" by its whole name or by
+// "park"; text that fits several owners names them.
+func TestBrowserFilterFindsOwnersWithSpaces(t *testing.T) {
+	st := seedLedger(t, 30)
+	ctx := context.Background()
+	var park, lopez []int64
+	for id := int64(1); id <= 30; id++ {
+		switch id % 3 {
+		case 0:
+			park = append(park, id)
+		case 1:
+			lopez = append(lopez, id)
+		}
+	}
+	if err := st.Assign(ctx, park, "Ji-woo Park (quality)", "ops"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Assign(ctx, lopez, "Ana Lopez (ops)", "ops"); err != nil {
+		t.Fatal(err)
+	}
+	want, err := st.Count(ctx, ledger.Filter{Owner: "Ji-woo Park (quality)", Now: t0.Add(10 * time.Second)})
+	if err != nil || want != int64(len(park)) {
+		t.Fatalf("test setup: count %d %v, want %d", want, err, len(park))
+	}
+	h := newBrowserHarness(t, st, ExceptionsOptions{})
+	for _, typed := range []string{"owner=Ji-woo Park (quality)", "owner=park", `owner="ji-woo park"`} {
+		h.key("/", "ctrl+u")
+		h.typeText(typed)
+		h.key("enter")
+		h.contains(fmt.Sprintf("matching owner=Ji-woo Park (quality): %d · row 1", want))
+		for i := 0; i < int(want); i++ {
+			if e, ok := h.b.row(i); !ok || e.Owner != "Ji-woo Park (quality)" {
+				t.Errorf("%s: row %d = %+v, %v", typed, i, e, ok)
+			}
+		}
+	}
+	h.key("/", "ctrl+u")
+	h.typeText("owner=o")
+	h.key("enter")
+	h.contains(`owner "o" matches`, "Ana Lopez (ops)", "Ji-woo Park (quality)")
+	h.key("/", "ctrl+u")
+	h.typeText("owner=nobody")
+	h.key("enter")
+	h.contains(`no owner matches "nobody"`)
+}
