@@ -40,11 +40,15 @@ func Classify(w, h int) SizeClass {
 
 // TooSmall is the screen shown below 60×16: what size is needed, and how
 // to quit.
-func TooSmall(t Theme, w, h int) string {
+func TooSmall(t Theme, w, h int) string { return TooSmallWith(t, w, h, tooSmallHint) }
+
+// TooSmallWith is TooSmall with another last line (what the keys do while
+// something is going on).
+func TooSmallWith(t Theme, w, h int, hint string) string {
 	lines := []string{
 		t.Warn.Render("! terminal too small"),
 		fmt.Sprintf("%d×%d; need %d×%d", w, h, MinWidth, MinHeight),
-		t.Muted.Render(tooSmallHint),
+		t.Muted.Render(hint),
 	}
 	for i := range lines {
 		lines[i] = Fit(lines[i], w)

@@ -97,6 +97,9 @@ func (s *runScreen) Ready(p *plan.Plan) {
 	}
 }
 
+// asking is whether "Cancel the run?" waits for its answer.
+func (s *runScreen) asking() bool { return s.state == rsConfirm }
+
 // AskCancel is ctrl+c while the run is going: ask first.
 func (s *runScreen) AskCancel() tea.Cmd {
 	if s.state == rsRunning {

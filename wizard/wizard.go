@@ -265,6 +265,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 			return m, tea.Quit
 		case ui.Classify(m.w, m.h) == ui.SizeTooSmall:
+			// Nothing can be typed here, so q quits — unless a run is
+			// going: it goes on, and only ctrl+c (above) may cancel it.
+			if m.route == routeRun && m.run.running() {
+				if m.run.asking() {
+					break // y or n answers "Cancel the run?", shown small
+				}
+				return m, nil
+			}
 			if keys.Quit.Pressed(msg) {
 				return m, tea.Quit
 			}
@@ -463,6 +471,12 @@ func (m *Model) Render() string {
 	t := m.theme
 	switch ui.Classify(m.w, m.h) {
 	case ui.SizeTooSmall:
+		if m.route == routeRun && m.run.running() {
+			if m.run.asking() {
+				return ui.TooSmallWith(t, m.w, m.h, "Cancel the run? y cancels it, n keeps it running")
+			}
+			return ui.TooSmallWith(t, m.w, m.h, "the run goes on; enlarge to follow it (ctrl+c asks before cancelling)")
+		}
 		return ui.TooSmall(t, m.w, m.h)
 	}
 	if m.route == routeExceptions && m.exc != nil {

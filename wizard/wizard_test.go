@@ -548,3 +548,44 @@ func TestGate1QQuitsInAListNotInAField(t *testing.T) {
 		t.Error("q should quit in a list")
 	}
 }
+
+// A stray q on the "terminal too small" screen never ends a running load:
+// the run goes on (nothing left half-done in the state store); ctrl+c
+// still asks, and y or n answer on the small screen.
+func TestTooSmallKeepsARunGoing(t *testing.T) {
+	started := make(chan context.Context, 1)
+	d := Deps{
+		Preconditions: func(context.Context, flow.Workspace, *plan.Plan) []gates.Finding {
+			return []gates.Finding{{Name: "clock", Status: gates.Pass, Detail: "ok"}}
+		},
+		Run: func(ctx context.Context, o flow.RunOptions) (*flow.Outcome, error) {
+			started <- ctx
+			<-ctx.Done()
+			return nil, ctx.Err()
+		},
+	}
+	h := toRun(t, d)
+	h.key("enter")
+	ctx := <-started
+	h.send(tea.WindowSizeMsg{Width: 50, Height: 14})
+	h.contains("terminal too small", "the run goes on")
+	if _, cmd := h.m.Update(keyMsg("q")); cmd != nil {
+		if _, quit := cmd().(tea.QuitMsg); quit {
+			t.Fatal("q quit the wizard while the run was going")
+		}
+	}
+	if ctx.Err() != nil || !h.m.run.running() {
+		t.Fatal("q stopped the run")
+	}
+	h.key("ctrl+c")
+	h.contains("Cancel the run? y cancels it")
+	h.key("n")
+	if ctx.Err() != nil {
+		t.Fatal("n cancelled the run")
+	}
+	h.contains("the run goes on")
+	h.key("ctrl+c", "y")
+	if ctx.Err() == nil {
+		t.Fatal("y on the small screen did not cancel the run")
+	}
+}
