@@ -480,3 +480,51 @@ func TestGate3Help(t *testing.T) {
 	h.key("esc")
 	h.contains("Base tables (6)")
 }
+
+// q over unsaved edits of the model asks first: the first q says what
+// would be lost, a second q quits; another key keeps working.
+func TestGate3QuitAsksOverUnsavedEdits(t *testing.T) {
+	h, pp := toGate3(t, Deps{})
+	before, err := plan.Load(pp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	isQuit := func(k string) bool {
+		_, cmd := h.m.Update(keyMsg(k))
+		if cmd == nil {
+			return false
+		}
+		_, q := cmd().(tea.QuitMsg)
+		return q
+	}
+	g := h.m.gate3
+	g.work.Tables["suppliers"].Columns[0].Description = "edited"
+	g.work.Tables["suppliers"].Load.Keys = nil
+	if len(g.changes()) == 0 {
+		t.Fatal("test setup: no unsaved change")
+	}
+	if isQuit("q") {
+		t.Fatal("the first q quit over unsaved edits")
+	}
+	h.contains("unsaved edit(s) of the model: q again quits")
+	if isQuit("down") {
+		t.Fatal("down quit")
+	}
+	if isQuit("q") {
+		t.Fatal("q after another key quit without asking again")
+	}
+	if !isQuit("q") {
+		t.Fatal("the second q did not quit")
+	}
+	after, err := plan.Load(pp)
+	if err != nil || after.Hash() != before.Hash() {
+		t.Fatalf("quitting wrote the plan: %v", err)
+	}
+	// Without edits q quits at once.
+	h2, _ := toGate3(t, Deps{})
+	if _, cmd := h2.m.Update(keyMsg("q")); cmd == nil {
+		t.Fatal("q did nothing without edits")
+	} else if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Fatal("q did not quit without edits")
+	}
+}

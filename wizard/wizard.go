@@ -7,6 +7,7 @@ package wizard
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
@@ -98,13 +99,16 @@ const (
 
 // Model is the root model.
 type Model struct {
-	theme    ui.Theme
-	keys     ui.GlobalKeys
-	deps     Deps
-	ctx      context.Context
-	planPath string
-	ws       flow.Workspace
-	saver    *saver
+	// quitArmed: q was pressed once over gate 3's unsaved edits; a second
+	// q quits and drops them, any other key disarms.
+	quitArmed bool
+	theme     ui.Theme
+	keys      ui.GlobalKeys
+	deps      Deps
+	ctx       context.Context
+	planPath  string
+	ws        flow.Workspace
+	saver     *saver
 
 	route    route
 	w, h     int
@@ -248,6 +252,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case tea.KeyPressMsg:
+		if armed := m.quitArmed; armed {
+			m.quitArmed = false
+			if k := m.keys.Typing(m.typing()).Quit; k.Matches(msg) {
+				return m, tea.Quit
+			}
+		}
 		if m.route == routeExceptions {
 			return m, m.excKey(msg)
 		}
@@ -288,6 +298,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		case keys.Help.Matches(msg):
 			m.showHelp = true
+			return m, nil
+		case keys.Quit.Matches(msg) && m.route == routeGate3 && len(m.gate3.changes()) > 0 && !m.quitArmed:
+			m.quitArmed = true
+			m.gate3.msg, m.gate3.msgOK = fmt.Sprintf("%d unsaved edit(s) of the model: q again quits and drops them; enter approves and saves them", len(m.gate3.changes())), false
 			return m, nil
 		case keys.Quit.Matches(msg) && m.route != routeLoading:
 			return m, tea.Quit
