@@ -45,9 +45,12 @@ type ExceptionsOptions struct {
 // kept. Filtering, ordering (by id, either way: the ledger orders by id
 // only) and counting are done by the ledger. Update does no I/O.
 type Browser struct {
-	o    ExceptionsOptions
-	t    ui.Theme
-	w, h int
+	// showHelp: ? lists every key of the screen, one a line (the key line
+	// at the bottom is cut on narrow terminals).
+	showHelp bool
+	o        ExceptionsOptions
+	t        ui.Theme
+	w, h     int
 
 	filter ledger.Filter
 	desc   bool
@@ -367,6 +370,15 @@ func (b *Browser) key(k tea.KeyPressMsg) tea.Cmd {
 		return b.typeKey(k)
 	}
 	b.err = ""
+	if b.showHelp {
+		b.showHelp = false // any key closes the help; esc, ? and q only that
+		if s == "esc" || s == "?" || s == "q" {
+			return nil
+		}
+	} else if s == "?" {
+		b.showHelp = true
+		return nil
+	}
 	if b.showDetail {
 		switch s {
 		case "esc", "backspace", "left", "h":
@@ -749,7 +761,9 @@ func (b *Browser) Render() string {
 	title := t.Title.Render("Lima") + " " + t.Muted.Render("exceptions · sorted by "+order)
 	bw, bh := b.bodySize()
 	var body string
-	if b.showDetail {
+	if b.showHelp {
+		body = t.Title.Render("Keys") + "\n" + ui.HelpFull(t, b.screenKeys()[1:]...) + "\n\n" + t.Muted.Render("esc, ? or q closes this help")
+	} else if b.showDetail {
 		body = b.renderDetail(bw, bh-1)
 	} else {
 		body = b.renderList(bw)
@@ -787,15 +801,25 @@ func (b *Browser) helpKeys() []ui.Binding {
 	case b.typing():
 		return []ui.Binding{nb("enter", "apply", "enter"), nb("esc", "cancel", "esc")}
 	}
+	if b.showHelp {
+		return []ui.Binding{nb("esc/?", "close the help", "esc")}
+	}
+	return b.screenKeys()
+}
+
+// screenKeys are the keys of the list, or of the detail when it is shown.
+func (b *Browser) screenKeys() []ui.Binding {
+	nb := ui.NewBinding
+	help := nb("?", "all keys", "?")
 	replay := nb("R", "replay", "R")
 	if b.o.Replay == nil {
 		replay = replay.Disable("no plan")
 	}
 	if b.showDetail {
-		return []ui.Binding{nb("↑/↓", "value", "up"), nb("y", "copy", "y"), nb("a", "assign", "a"), nb("e", "edit", "e"),
+		return []ui.Binding{help, nb("↑/↓", "value", "up"), nb("y", "copy", "y"), nb("a", "assign", "a"), nb("e", "edit", "e"),
 			nb("w", "waive", "w"), replay, nb("esc", "back", "esc")}
 	}
-	keys := []ui.Binding{nb("↑/↓", "move", "up"), nb("enter", "detail", "enter"), nb("/", "filter", "/"), nb("s", "order", "s"),
+	keys := []ui.Binding{help, nb("↑/↓", "move", "up"), nb("enter", "detail", "enter"), nb("/", "filter", "/"), nb("s", "order", "s"),
 		nb("a", "assign", "a"), nb("e", "edit", "e"), nb("w", "waive", "w"), replay, nb("y", "copy", "y"), nb("q", "quit", "q")}
 	if b.o.Back != "" {
 		back := nb("esc", b.o.Back, "esc")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,4 +79,25 @@ func TestBrowserFilterFindsOwnersWithSpaces(t *testing.T) {
 	h.typeText("owner=nobody")
 	h.key("enter")
 	h.contains(`no owner matches "nobody"`)
+}
+
+// ? lists every key of the browser, those the cut key line hides
+// included (R replay, q quit); esc closes the help and quits nothing.
+func TestBrowserHelpListsEveryKey(t *testing.T) {
+	h := newBrowserHarness(t, seedLedger(t, 5), ExceptionsOptions{})
+	h.contains("? all keys")
+	h.key("?")
+	h.contains("Keys", "R replay (disabled: no plan)", "q quit", "w waive", "/ filter", "esc, ? or q closes this help")
+	h.key("esc")
+	h.contains("exceptions: 5 · row 1")
+	if strings.Contains(h.screen(), "closes this help") {
+		t.Fatal("esc did not close the help")
+	}
+	// q in the help closes the help, it does not quit.
+	h.key("?")
+	_, cmd := h.b.Update(keyMsg("q"))
+	if cmd != nil {
+		t.Fatal("q in the help returned a command (quit?)")
+	}
+	h.contains("exceptions: 5 · row 1")
 }
