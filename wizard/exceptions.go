@@ -11,6 +11,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/lima-lake/lima/engine/ledger"
 	"github.com/lima-lake/lima/ui"
@@ -891,6 +892,21 @@ func (b *Browser) columns(width int) []column {
 	used := 2 + len(cols) - 1 // the focus marker, the gaps
 	for _, c := range cols {
 		used += c.width
+	}
+	// The owner column grows to the longest owner on screen ("Ji-woo Park
+	// (quality)" is an owner ops filter by), as long as where keeps room.
+	ow, most := cols[5].width, 24
+	if width < 90 {
+		most = 16
+	}
+	for i := b.top; i < b.top+b.listHeight(); i++ {
+		if e, ok := b.row(i); ok {
+			ow = max(ow, min(most, ansi.StringWidth(ui.Sanitize(e.Owner))))
+		}
+	}
+	if grow := min(ow-cols[5].width, width-used-20); grow > 0 {
+		cols[5].width += grow
+		used += grow
 	}
 	cols[3].width = max(8, width-used)
 	return cols

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/lima-lake/lima/engine/ledger"
 )
 
@@ -60,6 +62,10 @@ func TestBrowserFilterFindsOwnersWithSpaces(t *testing.T) {
 		t.Fatalf("test setup: count %d %v, want %d", want, err, len(park))
 	}
 	h := newBrowserHarness(t, st, ExceptionsOptions{})
+	// The owner column shows whole names (on a 120-column projector;
+	// at 100 columns it takes 20 and the file column keeps 20).
+	h.send(tea.WindowSizeMsg{Width: 120, Height: 30})
+	h.contains("Ji-woo Park (quality)", "Ana Lopez (ops)")
 	for _, typed := range []string{"owner=Ji-woo Park (quality)", "owner=park", `owner="ji-woo park"`} {
 		h.key("/", "ctrl+u")
 		h.typeText(typed)
