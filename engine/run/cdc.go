@@ -664,7 +664,6 @@ func (d *cdcLoad) stage(ctx context.Context) error {
 	}
 	applied, finals, appends, deletes := ap.applied, ap.finals, ap.appends, ap.deletes
 	newOrd, newFile := ap.newOrd, ap.newFile
-	tr.RowsLoaded = int64(len(finals))
 	d.want = int64(len(appends))
 
 	// Stage the history (every applied change) and the table's new rows.
@@ -755,6 +754,10 @@ func (d *cdcLoad) stage(ctx context.Context) error {
 		}
 	})
 	staged := d.staged
+	// Applied: the rows the sink staged (inserts and updates) and the
+	// deletes — counted from what was staged, so that the conservation
+	// guard sees a sink that lost or invented a row.
+	tr.RowsLoaded = staged.Rows() + int64(len(finals)-len(appends))
 	tr.Source = l.stats.finish()
 	tr.Source.Rows = staged.Rows()
 	tr.Normalizations = l.caster.Normalizations()
