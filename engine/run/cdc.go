@@ -526,21 +526,36 @@ func (d *cdcLoad) open(ctx context.Context) (bool, error) {
 	return false, nil
 }
 
+// stage reads the batch's changes, then stages its history (every applied
+// change) and the table's new rows and deleted keys.
 func (d *cdcLoad) stage(ctx context.Context) error {
+	changes, ap, err := d.readChanges(ctx)
+	if err != nil {
+		return err
+	}
+	return d.stageChanges(ctx, changes, ap)
+}
+
+// readChanges reads every new change file, holds the changes that fail a
+// check or do not apply, and applies the others in order (without side
+// effect: applyChanges).
+func (d *cdcLoad) readChanges(ctx context.Context) ([]*change, appliedBatch, error) {
 	o, t, tr, prog, name, rs, tbl, src := d.o, d.t, d.tr, d.prog, d.name, d.rs, d.tbl, d.src
 	ch := t.Load.Changes
 	ops := ch.Ops.Resolved()
 	// raw/: the change files of this batch, unchanged, as for any load.
-	landed := make([]source.Unit, len(d.fresh))
-	for i, f := range d.fresh {
-		landed[i] = f.u
-	}
-	if err := d.land(ctx, prog, src, landed); err != nil {
-		return err
+	if len(d.fresh) > 0 {
+		landed := make([]source.Unit, len(d.fresh))
+		for i, f := range d.fresh {
+			landed[i] = f.u
+		}
+		if err := d.land(ctx, prog, src, landed); err != nil {
+			return nil, appliedBatch{}, err
+		}
 	}
 	l, err := newLoader(ctx, o, tr, t, rs, tbl, prog)
 	if err != nil {
-		return err
+		return nil, appliedBatch{}, err
 	}
 	d.l = l
 	d.onClose(func() { l.caster.Release() })
@@ -550,7 +565,7 @@ func (d *cdcLoad) stage(ctx context.Context) error {
 	if d.refresh {
 		l.tableKeys = map[[2]uint64]struct{}{} // the refresh starts from an empty table
 	} else if err := l.readTableKeys(ctx, tbl); err != nil {
-		return fmt.Errorf("read the keys already in the table: %w", err)
+		return nil, appliedBatch{}, fmt.Errorf("read the keys already in the table: %w", err)
 	}
 	present := func(key string) bool {
 		_, ok := l.tableKeys[l.hashJoinedKey(key)]
@@ -568,7 +583,7 @@ func (d *cdcLoad) stage(ctx context.Context) error {
 		tr.QuarantinedBy[RuleCDCFileSeenTwice]++
 		tr.Files = append(tr.Files, FileResult{Name: f.Name, Bytes: f.Size, Status: "seen twice"})
 		if err := o.Quarantine.Hold(ctx, []Exception{e}); err != nil {
-			return err
+			return nil, appliedBatch{}, err
 		}
 	}
 
@@ -644,7 +659,7 @@ func (d *cdcLoad) stage(ctx context.Context) error {
 		})
 		tr.Files = append(tr.Files, fr)
 		if err != nil {
-			return err
+			return nil, appliedBatch{}, err
 		}
 	}
 	sort.SliceStable(changes, func(i, j int) bool { return changes[i].less(changes[j]) })
@@ -653,15 +668,21 @@ func (d *cdcLoad) stage(ctx context.Context) error {
 	ap := applyChanges(changes, present, d.posOrd, d.posFile)
 	for _, a := range ap.anomalies {
 		if err := hold(changes[a.index], a.rule, a.reason, nil); err != nil {
-			return err
+			return nil, appliedBatch{}, err
 		}
 	}
 	for range ap.superseded {
 		l.skip(SkipSuperseded)
 	}
 	if err := l.flush(ctx); err != nil {
-		return err
+		return nil, appliedBatch{}, err
 	}
+	return changes, ap, nil
+}
+
+func (d *cdcLoad) stageChanges(ctx context.Context, changes []*change, ap appliedBatch) error {
+	o, tr, prog, rs, tbl := d.o, d.tr, d.prog, d.rs, d.tbl
+	l, keyIdx := d.l, d.l.keyCols
 	applied, finals, appends, deletes := ap.applied, ap.finals, ap.appends, ap.deletes
 	newOrd, newFile := ap.newOrd, ap.newFile
 	d.want = int64(len(appends))

@@ -427,7 +427,7 @@ func (p pendingLoad) publish(ctx context.Context) error {
 
 // land copies the units of the load to raw/ unchanged, before any row is read.
 func (p pendingLoad) land(ctx context.Context, prog *TableProgress, src source.Source, units []source.Unit) error {
-	if p.o.Land == nil || len(units) == 0 {
+	if p.o.Land == nil {
 		return nil
 	}
 	prog.Phase.Store("landing raw")
