@@ -54,7 +54,6 @@ import (
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/sink"
 	"github.com/lima-lake/lima/engine/source"
-	"github.com/lima-lake/lima/internal/faultpoint"
 	"github.com/lima-lake/lima/internal/fsx"
 )
 
@@ -363,45 +362,67 @@ func seqOf(bs []arrow.RecordBatch) func(yield func(arrow.RecordBatch, error) boo
 	}
 }
 
-func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *TableResult) {
-	tr = &TableResult{Name: name, Mode: t.Mode(), Started: time.Now().UTC(), SkippedBy: map[string]int64{}, QuarantinedBy: map[string]int64{}, HeldByOwner: map[string]int64{}}
-	prog := o.Progress.table(name)
-	defer func() {
-		tr.Finished = time.Now().UTC()
-		if tr.Err != nil {
-			tr.Status = StatusFailed
-		}
-		prog.Phase.Store(tr.Status)
-	}()
+func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) *TableResult {
+	lc := newLifecycle(name, t.Mode(), o.Progress.table(name))
+	return lc.live(ctx, &cdcLoad{lifecycle: lc, pendingLoad: pendingLoad{o: &o, res: lc.tr}, o: o, name: name, t: t})
+}
+
+// cdcLoad is the life of a change-capture batch: the change files not
+// applied yet, applied in order to the table (appends and deletes by key in
+// one snapshot) and to its history.
+type cdcLoad struct {
+	*lifecycle
+	pendingLoad
+	o               Options
+	name            string
+	t               *plan.Table
+	src             source.Source
+	rs              *resolved
+	tbl             sink.Table
+	kd              sink.KeyDeleter
+	htbl            sink.Table
+	hspec           sink.TableSpec
+	hcols           []clean.ColumnSpec
+	state0          *cdcState
+	refresh         bool
+	posOrd, posFile string
+	files           []ChangeFile
+	fresh           []unitInfo
+	twice           []ChangeFile
+	l               *loader
+	// what the commit carries
+	keyNames []string
+	kb       []arrow.RecordBatch
+	extra    map[string]string
+}
+
+func (d *cdcLoad) open(ctx context.Context) (bool, error) {
+	o, t, tr, prog, name := d.o, d.t, d.tr, d.prog, d.name
 	ch := t.Load.Changes
-	ops := ch.Ops.Resolved()
 	src, globs, err := o.sourceFor(ctx, t)
 	if err != nil {
-		tr.Err = err
-		return
+		return false, err
 	}
-	defer closeSource(src)
+	d.src = src
+	d.onClose(func() { closeSource(src) })
 	if _, isDB := src.(*dbSource); isDB {
-		tr.Err = errors.New("change capture reads change files; the source is a database")
-		return
+		return false, errors.New("change capture reads change files; the source is a database")
 	}
 	prog.Phase.Store("listing")
 	units, err := src.List(ctx, globs)
 	if err != nil {
-		tr.Err = fmt.Errorf("list %s: %w", t.Source.Name, err)
-		return
+		return false, fmt.Errorf("list %s: %w", t.Source.Name, err)
 	}
 	sort.Slice(units, func(i, j int) bool { return units[i].Name < units[j].Name })
 	if len(units) == 0 {
 		// No change file yet (a watcher may start before the first one).
 		tr.Status = StatusNothingToLoad
-		return
+		return true, nil
 	}
 
 	rs, err := resolveColumns(ctx, o, t, src, units)
 	if err != nil {
-		tr.Err = err
-		return
+		return false, err
 	}
 	// The operation and ordering columns live only in the change files.
 	for i := len(rs.cols) - 1; i >= 0; i-- {
@@ -413,48 +434,42 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 			rs.specs = slices.Delete(rs.specs, i, i+1)
 		}
 	}
-	tbl, err := openTable(ctx, o, name, t, rs, tr, prog)
+	d.rs = rs
+	if d.tbl, err = openTable(ctx, o, name, t, rs, tr, prog); err != nil {
+		return false, err
+	}
+	var ok bool
+	if d.kd, ok = d.tbl.(sink.KeyDeleter); !ok {
+		return false, errors.New("change capture needs a sink that deletes rows by key (Iceberg)")
+	}
+	d.hspec, d.hcols = historySpec(o.Plan, name, rs)
+	if d.htbl, err = o.Sink.OpenTable(ctx, d.hspec); err != nil {
+		return false, fmt.Errorf("open %s: %w", d.hspec.Name, err)
+	}
+	if d.cur, d.hasCur, err = d.tbl.Current(ctx); err != nil {
+		return false, err
+	}
+	if d.hasCur {
+		tr.WatermarkBefore = d.cur.Watermark
+	}
+	state0, err := readCDCState(ctx, d.tbl, d.htbl)
 	if err != nil {
-		tr.Err = err
-		return
-	}
-	kd, ok := tbl.(sink.KeyDeleter)
-	if !ok {
-		tr.Err = errors.New("change capture needs a sink that deletes rows by key (Iceberg)")
-		return
-	}
-	hspec, hspecs := historySpec(o.Plan, name, rs)
-	htbl, err := o.Sink.OpenTable(ctx, hspec)
-	if err != nil {
-		tr.Err = fmt.Errorf("open %s: %w", hspec.Name, err)
-		return
-	}
-	cur, hasCur, err := tbl.Current(ctx)
-	if err != nil {
-		tr.Err = err
-		return
-	}
-	if hasCur {
-		tr.WatermarkBefore = cur.Watermark
-	}
-	state0, err := readCDCState(ctx, tbl, htbl)
-	if err != nil {
-		tr.Err = err
-		return
+		return false, err
 	}
 	// A full refresh rebuilds the table from every change file listed now,
 	// from an empty table and no position (a refresh the history committed
 	// but the table did not is completed as such).
-	refresh := o.FullRefresh || state0.pendingRefresh
-	if refresh && !state0.pendingRefresh {
+	d.refresh = o.FullRefresh || state0.pendingRefresh
+	if d.refresh && !state0.pendingRefresh {
 		state0 = &cdcState{byName: map[string]string{}, bySHA: map[string]string{}}
 	}
-	posOrd, posFile := state0.posOrd, state0.posFile
-	if refresh {
-		posOrd, posFile = "", ""
+	d.state0 = state0
+	d.posOrd, d.posFile = state0.posOrd, state0.posFile
+	if d.refresh {
+		d.posOrd, d.posFile = "", ""
 	}
-	if posOrd != "" {
-		tr.WatermarkBefore = posOrd + "@" + posFile
+	if d.posOrd != "" {
+		tr.WatermarkBefore = d.posOrd + "@" + d.posFile
 	}
 
 	// A micro-batch of the watcher applies only its files — and always the
@@ -472,28 +487,27 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 	// Which files are new; which were seen before.
 	batch, err := classifyFiles(ctx, src, units, state0)
 	if err != nil {
-		tr.Err = err
-		return
+		return false, err
 	}
-	files, fresh, twice := batch.files, batch.fresh, batch.twice
+	d.files, d.fresh, d.twice = batch.files, batch.fresh, batch.twice
 	tr.Files = append(tr.Files, batch.already...)
-	if len(files) == 0 {
+	if len(d.files) == 0 {
 		tr.Status = StatusNothingToLoad
-		tr.Commit = cur
+		tr.Commit = d.cur
 		tr.WatermarkAfter = tr.WatermarkBefore
-		return
+		return true, nil
 	}
-	for _, f := range fresh {
+	for _, f := range d.fresh {
 		tr.InputBytes += f.u.Size
 	}
 	prog.TotalBytes.Store(tr.InputBytes)
 	{
 		h := sha256.New()
 		fmt.Fprintf(h, "table=%s\nplan=%s\ncdc\n", name, tableHash(o.Plan, name))
-		if refresh {
+		if d.refresh {
 			fmt.Fprintf(h, "refresh=%s\n", o.RunID)
 		}
-		for _, f := range files {
+		for _, f := range d.files {
 			fmt.Fprintf(h, "%s\x00%s\n", f.Name, f.SHA256)
 		}
 		tr.LoadID = "ld-" + hex.EncodeToString(h.Sum(nil))[:20]
@@ -502,49 +516,56 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 		// Completing a batch: its own load id, even if the plan changed.
 		tr.LoadID = state0.pendingLoadID
 	}
-	if c, found, err := tbl.FindLoad(ctx, tr.LoadID); err != nil {
-		tr.Err = err
-		return
+	if c, found, err := d.tbl.FindLoad(ctx, tr.LoadID); err != nil {
+		return false, err
 	} else if found {
 		c.AlreadyCommitted = true
 		tr.Commit, tr.Status, tr.WatermarkAfter = c, StatusAlreadyLoaded, c.Watermark
-		return
+		return true, nil
 	}
-	if o.Land != nil && len(fresh) > 0 {
-		// raw/: the change files of this batch, unchanged, as for any load.
-		prog.Phase.Store("landing raw")
-		landed := make([]source.Unit, len(fresh))
-		for i, f := range fresh {
+	return false, nil
+}
+
+// stage reads the batch's changes, then stages its history (every applied
+// change) and the table's new rows and deleted keys.
+func (d *cdcLoad) stage(ctx context.Context) error {
+	changes, ap, err := d.readChanges(ctx)
+	if err != nil {
+		return err
+	}
+	return d.stageChanges(ctx, changes, ap)
+}
+
+// readChanges reads every new change file, holds the changes that fail a
+// check or do not apply, and applies the others in order (without side
+// effect: applyChanges).
+func (d *cdcLoad) readChanges(ctx context.Context) ([]*change, appliedBatch, error) {
+	o, t, tr, prog, name, rs, tbl, src := d.o, d.t, d.tr, d.prog, d.name, d.rs, d.tbl, d.src
+	ch := t.Load.Changes
+	ops := ch.Ops.Resolved()
+	// raw/: the change files of this batch, unchanged, as for any load.
+	if len(d.fresh) > 0 {
+		landed := make([]source.Unit, len(d.fresh))
+		for i, f := range d.fresh {
 			landed[i] = f.u
 		}
-		if err := o.Land(ctx, name, tr.LoadID, src, landed); err != nil {
-			tr.Err = fmt.Errorf("raw/ landing: %w", err)
-			return
+		if err := d.land(ctx, prog, src, landed); err != nil {
+			return nil, appliedBatch{}, err
 		}
 	}
 	l, err := newLoader(ctx, o, tr, t, rs, tbl, prog)
 	if err != nil {
-		tr.Err = err
-		return
+		return nil, appliedBatch{}, err
 	}
-	defer l.caster.Release()
-	discard := func(err error, staged ...sink.Staged) {
-		for _, s := range staged {
-			if s != nil {
-				_ = s.Discard(context.WithoutCancel(ctx))
-			}
-		}
-		_ = o.Quarantine.Discard(context.WithoutCancel(ctx), name, tr.LoadID)
-		tr.Err = err
-	}
+	d.l = l
+	d.onClose(func() { l.caster.Release() })
 
 	// The keys in the table now.
 	prog.Phase.Store("reading keys")
-	if refresh {
+	if d.refresh {
 		l.tableKeys = map[[2]uint64]struct{}{} // the refresh starts from an empty table
 	} else if err := l.readTableKeys(ctx, tbl); err != nil {
-		discard(fmt.Errorf("read the keys already in the table: %w", err))
-		return
+		return nil, appliedBatch{}, fmt.Errorf("read the keys already in the table: %w", err)
 	}
 	present := func(key string) bool {
 		_, ok := l.tableKeys[l.hashJoinedKey(key)]
@@ -552,7 +573,7 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 	}
 
 	// Files seen twice: one file exception each, rows not read.
-	for _, f := range twice {
+	for _, f := range d.twice {
 		why := strings.TrimPrefix(f.Status, "seen_twice:")
 		e := Exception{RunID: o.RunID, LoadID: tr.LoadID, Table: name, Level: "file", Loc: source.Locator{Unit: f.Name},
 			Fingerprint: "sha256:" + f.SHA256, // each version of a file seen twice is its own exception
@@ -562,8 +583,7 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 		tr.QuarantinedBy[RuleCDCFileSeenTwice]++
 		tr.Files = append(tr.Files, FileResult{Name: f.Name, Bytes: f.Size, Status: "seen twice"})
 		if err := o.Quarantine.Hold(ctx, []Exception{e}); err != nil {
-			discard(err)
-			return
+			return nil, appliedBatch{}, err
 		}
 	}
 
@@ -588,7 +608,7 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 			Errors: errs, Values: values, Key: keyText(t.Load.Keys, values)})
 	}
 	seq := 0
-	for _, f := range fresh {
+	for _, f := range d.fresh {
 		fr, err := l.readChangeFile(ctx, src, f.u, so, ch, func(row source.Row, opv, ordv string, opNull, ordNull bool) error {
 			seq++
 			vals, nulls := l.project(row)
@@ -613,6 +633,7 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 			if ordNull || strings.TrimSpace(ordv) == "" {
 				return hold(c, RuleCDCInvalid, "", []clean.CellError{{Column: ch.Ordering, Value: ordv, Rule: RuleCDCInvalid, Reason: "the ordering value is missing"}})
 			}
+			var err error
 			c.ordInt, err = strconv.ParseInt(ordv, 10, 64)
 			c.isInt = err == nil
 			errs := l.caster.Cast(c.vals, c.nulls)
@@ -638,48 +659,45 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 		})
 		tr.Files = append(tr.Files, fr)
 		if err != nil {
-			discard(err)
-			return
+			return nil, appliedBatch{}, err
 		}
 	}
 	sort.SliceStable(changes, func(i, j int) bool { return changes[i].less(changes[j]) })
 
 	// Apply in order.
-	ap := applyChanges(changes, present, posOrd, posFile)
+	ap := applyChanges(changes, present, d.posOrd, d.posFile)
 	for _, a := range ap.anomalies {
 		if err := hold(changes[a.index], a.rule, a.reason, nil); err != nil {
-			discard(err)
-			return
+			return nil, appliedBatch{}, err
 		}
 	}
 	for range ap.superseded {
 		l.skip(SkipSuperseded)
 	}
 	if err := l.flush(ctx); err != nil {
-		discard(err)
-		return
+		return nil, appliedBatch{}, err
 	}
+	return changes, ap, nil
+}
+
+func (d *cdcLoad) stageChanges(ctx context.Context, changes []*change, ap appliedBatch) error {
+	o, tr, prog, rs, tbl := d.o, d.tr, d.prog, d.rs, d.tbl
+	l, keyIdx := d.l, d.l.keyCols
 	applied, finals, appends, deletes := ap.applied, ap.finals, ap.appends, ap.deletes
 	newOrd, newFile := ap.newOrd, ap.newFile
-	tr.RowsLoaded = int64(len(finals))
-	if !tr.Balanced() {
-		discard(fmt.Errorf("rows do not balance: read %d ≠ applied %d + quarantined %d + skipped %d; nothing committed",
-			tr.RowsRead, tr.RowsLoaded, tr.RowsQuarantined, tr.RowsSkipped))
-		return
-	}
+	d.want = int64(len(appends))
 
 	// Stage the history (every applied change) and the table's new rows.
 	prog.Phase.Store("staging")
 	validFrom := time.Now().UTC().Format("2006-01-02T15:04:05.000000Z07:00")
-	hc, err := clean.NewCaster(hspecs, htbl.Schema(), o.Alloc)
+	hc, err := clean.NewCaster(d.hcols, d.htbl.Schema(), o.Alloc)
 	if err != nil {
-		discard(err)
-		return
+		return err
 	}
-	defer hc.Release()
+	d.onClose(hc.Release)
 	noop := len(applied) == 0
 	var names []string
-	for _, f := range files {
+	for _, f := range d.files {
 		names = append(names, f.Name)
 	}
 	histRows := len(applied)
@@ -711,42 +729,36 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 		return vals, nulls
 	})
 	if err != nil {
-		discard(err)
-		return
+		return err
 	}
-	hstaged, err := htbl.Stage(ctx, seqOf(hb))
+	hstaged, err := d.htbl.Stage(ctx, seqOf(hb))
 	if err != nil {
-		discard(err)
-		return
+		return err
 	}
+	d.history = &stagedHistory{tbl: d.htbl, staged: hstaged}
 	ab, err := batchesOf(l.caster, o.BatchRows, len(appends), func(k int) ([]string, []bool) {
 		c := changes[appends[k]]
 		return c.vals, c.nulls
 	})
 	if err != nil {
-		discard(err, hstaged)
-		return
+		return err
 	}
-	staged, err := tbl.Stage(ctx, seqOf(ab))
-	if err != nil {
-		discard(err, hstaged)
-		return
+	if d.staged, err = tbl.Stage(ctx, seqOf(ab)); err != nil {
+		return err
 	}
 	var keySpecs []clean.ColumnSpec
 	var keyFields []arrow.Field
-	var keyNames []string
 	for _, i := range keyIdx {
 		keySpecs = append(keySpecs, rs.specs[i])
 		keyFields = append(keyFields, tbl.Schema().Field(i))
-		keyNames = append(keyNames, rs.cols[i])
+		d.keyNames = append(d.keyNames, rs.cols[i])
 	}
 	kc, err := clean.NewCaster(keySpecs, arrow.NewSchema(keyFields, nil), o.Alloc)
 	if err != nil {
-		discard(err, hstaged, staged)
-		return
+		return err
 	}
-	defer kc.Release()
-	kb, err := batchesOf(kc, o.BatchRows, len(deletes), func(k int) ([]string, []bool) {
+	d.onClose(kc.Release)
+	d.kb, err = batchesOf(kc, o.BatchRows, len(deletes), func(k int) ([]string, []bool) {
 		c := changes[deletes[k]]
 		var vals []string
 		for _, i := range keyIdx {
@@ -755,14 +767,18 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 		return vals, nil
 	})
 	if err != nil {
-		discard(err, hstaged, staged)
-		return
+		return err
 	}
-	defer func() {
-		for _, b := range kb {
+	d.onClose(func() {
+		for _, b := range d.kb {
 			b.Release()
 		}
-	}()
+	})
+	staged := d.staged
+	// Applied: the rows the sink staged (inserts and updates) and the
+	// deletes — counted from what was staged, so that the conservation
+	// guard sees a sink that lost or invented a row.
+	tr.RowsLoaded = staged.Rows() + int64(len(finals)-len(appends))
 	tr.Source = l.stats.finish()
 	tr.Source.Rows = staged.Rows()
 	tr.Normalizations = l.caster.Normalizations()
@@ -771,69 +787,64 @@ func loadCDC(ctx context.Context, o Options, name string, t *plan.Table) (tr *Ta
 	if newOrd != "" {
 		tr.WatermarkAfter = newOrd + "@" + newFile
 	}
-	fj, _ := json.Marshal(files)
-	extra := map[string]string{PropCDCFiles: string(fj), PropCDCOrdering: newOrd, PropCDCFile: newFile}
-	if refresh {
-		extra[PropCDCRefresh] = "true"
+	fj, _ := json.Marshal(d.files)
+	d.extra = map[string]string{PropCDCFiles: string(fj), PropCDCOrdering: newOrd, PropCDCFile: newFile}
+	if d.refresh {
+		d.extra[PropCDCRefresh] = "true"
 	}
-	hextra := extra
-	// A refresh of a table that has rows replaces them even when it
-	// applies nothing.
-	if len(appends) == 0 && len(deletes) == 0 && !(refresh && hasCur) {
+	d.history.props = sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID, Extra: d.extra, Replace: d.refresh}
+	if d.changesNothing(len(appends), len(deletes)) {
 		// Nothing changes in the table: the history commit alone records
 		// the batch (a snapshot must add something).
-		hextra = map[string]string{PropCDCNoop: "true"}
-		for k, v := range extra {
+		hextra := map[string]string{PropCDCNoop: "true"}
+		for k, v := range d.extra {
 			hextra[k] = v
 		}
+		d.history.props.Extra = hextra
 	}
+	return nil
+}
 
-	// History first: a crash between the two commits leaves the history
-	// ahead, and the next run completes the same batch under the same load
-	// id (the history finds it and adds nothing).
-	prog.Phase.Store("committing")
-	if c, err := htbl.Commit(ctx, hstaged, sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID, Extra: hextra, Replace: refresh}); err != nil {
-		discard(fmt.Errorf("commit %s: %w", hspec.Name, err), hstaged, staged)
-		return
-	} else if c.AlreadyCommitted {
-		_ = hstaged.Discard(context.WithoutCancel(ctx))
+// changesNothing: the batch neither adds nor deletes a row — but a refresh
+// of a table that has rows replaces them even when it applies nothing.
+func (d *cdcLoad) changesNothing(appends, deletes int) bool {
+	return appends == 0 && deletes == 0 && !(d.refresh && d.hasCur)
+}
+
+// check: history first — a crash between the two commits leaves the
+// history ahead, and the next run completes the same batch under the same
+// load id (the history finds it and adds nothing). A batch that changes
+// nothing in the table is recorded by the history alone.
+func (d *cdcLoad) check(context.Context) (verdict, error) {
+	if d.history.props.Extra[PropCDCNoop] != "true" {
+		return verdict{}, nil
 	}
-	faultpoint.Hit("before-commit")
-	if hextra[PropCDCNoop] == "true" {
-		_ = staged.Discard(context.WithoutCancel(ctx))
-		tr.Commit = cur
-		if err := o.Quarantine.Publish(ctx, name, tr.LoadID); err != nil {
-			tr.Err = fmt.Errorf("committed the batch to %s but publishing its exceptions failed: %w", hspec.Name, err)
-			return
-		}
-		tr.Status = StatusNothingToLoad
-		if hasCur {
-			tr.Status = StatusLoaded
-		}
-		return
+	status := StatusNothingToLoad
+	if d.hasCur {
+		status = StatusLoaded
 	}
-	cp := sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID, Watermark: tr.WatermarkAfter, Extra: extra}
-	var c sink.Commit
-	if refresh {
+	return verdict{noSnapshot: status, afterHistory: true}, nil
+}
+
+func (d *cdcLoad) commit(ctx context.Context) (sink.Commit, error) {
+	cp := sink.CommitProps{LoadID: d.tr.LoadID, RunID: d.o.RunID, Watermark: d.tr.WatermarkAfter, Extra: d.extra}
+	if d.refresh {
 		// Nothing to delete in an empty table: the rows replace the table's
 		// data and delete files in one snapshot.
 		cp.Replace = true
-		c, err = tbl.Commit(ctx, staged, cp)
-	} else {
-		c, err = kd.CommitDelta(ctx, staged, cp, sink.Keys{Columns: keyNames, Batches: kb})
+		return d.tbl.Commit(ctx, d.staged, cp)
 	}
-	if err != nil {
-		discard(err, staged)
-		return
+	return d.kd.CommitDelta(ctx, d.staged, cp, sink.Keys{Columns: d.keyNames, Batches: d.kb})
+}
+
+func (d *cdcLoad) settle(ctx context.Context, committed bool) error {
+	if err := d.publish(ctx); err != nil {
+		if committed {
+			return fmt.Errorf("committed snapshot %d but publishing its exceptions failed: %w", d.tr.Commit.SnapshotID, err)
+		}
+		return fmt.Errorf("committed the batch to %s but publishing its exceptions failed: %w", d.hspec.Name, err)
 	}
-	tr.Commit = c
-	faultpoint.Hit("after-commit")
-	if err := o.Quarantine.Publish(ctx, name, tr.LoadID); err != nil {
-		tr.Err = fmt.Errorf("committed snapshot %d but publishing its exceptions failed: %w", c.SnapshotID, err)
-		return
-	}
-	tr.Status = StatusLoaded
-	return
+	return nil
 }
 
 type unitInfo struct {

@@ -21,7 +21,6 @@ import (
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/sink"
 	"github.com/lima-lake/lima/engine/source"
-	"github.com/lima-lake/lima/internal/faultpoint"
 )
 
 // ReplayOptions of `lima-tui exceptions replay`.
@@ -100,31 +99,58 @@ func ReplayLoadID(table string, ex []ledger.Exception) string {
 	return "rp-" + hex.EncodeToString(h.Sum(nil))[:20]
 }
 
-func replayTable(ctx context.Context, o ReplayOptions, name string, t *plan.Table, fixed []ledger.Exception) (tr *TableResult) {
-	tr = &TableResult{Name: name, Mode: "replay", Started: time.Now().UTC(), SkippedBy: map[string]int64{}, QuarantinedBy: map[string]int64{}, HeldByOwner: map[string]int64{}}
-	defer func() {
-		tr.Finished = time.Now().UTC()
-		if tr.Err != nil {
-			tr.Status = StatusFailed
-		}
-	}()
-	lo := Options{Workspace: o.Workspace, Plan: o.Plan, Sink: o.Sink, Alloc: memory.DefaultAllocator, SampleRows: 10000}
-	src, globs, err := lo.sourceFor(ctx, t)
-	if err != nil {
-		tr.Err = err
-		return
+func replayTable(ctx context.Context, o ReplayOptions, name string, t *plan.Table, fixed []ledger.Exception) *TableResult {
+	lc := newLifecycle(name, "replay", (*Progress)(nil).table(name))
+	lc.fault = "replay-"
+	by := o.By
+	if by == "" {
+		by = "lima replay"
 	}
-	defer closeSource(src)
+	return lc.live(ctx, &replayLoad{lifecycle: lc, o: o, name: name, t: t, fixed: fixed, by: by})
+}
+
+// replayLoad is the life of a replay: the fixed exceptions of a table,
+// checked again, the rows that pass appended in one snapshot that lists
+// the exceptions it carries; the ledger marks them replayed and reopens
+// the rows that still fail.
+type replayLoad struct {
+	*lifecycle
+	o     ReplayOptions
+	lo    Options
+	name  string
+	t     *plan.Table
+	fixed []ledger.Exception
+	by    string
+	rs    *resolved
+	tbl   sink.Table
+	// passed are the exceptions whose rows are staged; failed those
+	// reopened with their new reasons.
+	passed []int64
+	failed []reopen
+}
+
+type reopen struct {
+	id      int64
+	reasons []ledger.Failure
+}
+
+func (r *replayLoad) open(ctx context.Context) (bool, error) {
+	o, t, tr, name := r.o, r.t, r.tr, r.name
+	r.lo = Options{Workspace: o.Workspace, Plan: o.Plan, Sink: o.Sink, Alloc: memory.DefaultAllocator, SampleRows: 10000}
+	src, globs, err := r.lo.sourceFor(ctx, t)
+	if err != nil {
+		return false, err
+	}
+	r.onClose(func() { closeSource(src) })
 	units, err := src.List(ctx, globs)
 	if err != nil {
-		tr.Err = err
-		return
+		return false, err
 	}
-	rs, err := resolveColumns(ctx, lo, t, src, units)
+	rs, err := resolveColumns(ctx, r.lo, t, src, units)
 	if err != nil {
-		tr.Err = err
-		return
+		return false, err
 	}
+	r.rs = rs
 	tr.Columns, tr.Types, tr.Required, tr.Keys = rs.cols, rs.types, rs.required, t.Load.Keys
 	spec := sink.TableSpec{Name: name, Namespace: o.Plan.Namespace(), Types: rs.types, Required: rs.required}
 	for i, c := range rs.cols {
@@ -134,66 +160,52 @@ func replayTable(ctx context.Context, o ReplayOptions, name string, t *plan.Tabl
 	for _, p := range t.Partition {
 		pf, err := plan.ParsePartition(p)
 		if err != nil {
-			tr.Err = err
-			return
+			return false, err
 		}
 		spec.Partition = append(spec.Partition, pf)
 	}
-	tbl, err := o.Sink.OpenTable(ctx, spec)
-	if err != nil {
-		tr.Err = err
-		return
+	if r.tbl, err = o.Sink.OpenTable(ctx, spec); err != nil {
+		return false, err
 	}
-	tr.Table = tbl
-	cur, hasCur, err := tbl.Current(ctx)
-	if err != nil {
-		tr.Err = err
-		return
-	}
-	by := o.By
-	if by == "" {
-		by = "lima replay"
+	tr.Table = r.tbl
+	if r.cur, r.hasCur, err = r.tbl.Current(ctx); err != nil {
+		return false, err
 	}
 	// Recovery first: exceptions an earlier replay already committed (it
 	// stopped before the ledger marked them) are marked replayed with that
 	// replay's load id and left out of this one — before any key check,
 	// which would otherwise find their rows in the table and refuse them.
-	if hasCur {
+	if r.hasCur {
 		var recovered int64
-		fixed, recovered, err = recoverReplays(ctx, o.Store, tbl, name, fixed, by)
-		if err != nil {
-			tr.Err = err
-			return
+		if r.fixed, recovered, err = recoverReplays(ctx, o.Store, r.tbl, name, r.fixed, r.by); err != nil {
+			return false, err
 		}
 		tr.ReplaysRecovered = recovered
+		tr.WatermarkBefore, tr.WatermarkAfter = r.cur.Watermark, r.cur.Watermark
 	}
-	if len(fixed) == 0 {
+	if len(r.fixed) == 0 {
 		tr.Status = StatusNothingToLoad
-		tr.Commit = cur
-		if hasCur {
-			tr.WatermarkBefore, tr.WatermarkAfter = cur.Watermark, cur.Watermark
-		}
-		return
+		tr.Commit = r.cur
+		return true, nil
 	}
-	tr.LoadID = ReplayLoadID(name, fixed)
-	if hasCur {
-		tr.WatermarkBefore, tr.WatermarkAfter = cur.Watermark, cur.Watermark
-	}
+	tr.LoadID = ReplayLoadID(name, r.fixed)
+	return false, nil
+}
+
+func (r *replayLoad) stage(ctx context.Context) error {
+	t, tr, rs, tbl := r.t, r.tr, r.rs, r.tbl
 	caster, err := clean.NewCaster(rs.specs, tbl.Schema(), memory.DefaultAllocator)
 	if err != nil {
-		tr.Err = err
-		return
+		return err
 	}
-	defer caster.Release()
-	refs, err := referenceSets(ctx, lo, t)
+	r.onClose(caster.Release)
+	refs, err := referenceSets(ctx, r.lo, t)
 	if err != nil {
-		tr.Err = err
-		return
+		return err
 	}
 	checks, err := clean.CompileChecks(t.Checks, rs.cols, rs.types, refs)
 	if err != nil {
-		tr.Err = err
-		return
+		return err
 	}
 	// Keys already in the table: a replayed row must not duplicate one.
 	idx := map[string]int{}
@@ -215,24 +227,22 @@ func replayTable(ctx context.Context, o ReplayOptions, name string, t *plan.Tabl
 		return h.Sum64()
 	}
 	existing := map[uint64]bool{}
-	if len(keyCols) > 0 && hasCur {
+	if len(keyCols) > 0 && r.hasCur {
 		if sc, ok := tbl.(sink.Scanner); ok {
 			it, err := sc.Scan(ctx, 0, t.Load.Keys)
 			if err != nil {
-				tr.Err = err
-				return
+				return err
 			}
 			for rec, err := range it {
 				if err != nil {
-					tr.Err = err
-					return
+					return err
 				}
-				for r := 0; r < int(rec.NumRows()); r++ {
+				for row := 0; row < int(rec.NumRows()); row++ {
 					vals := make([]string, len(t.Load.Keys))
 					for j, k := range t.Load.Keys {
 						for ci, f := range rec.Schema().Fields() {
 							if f.Name == k {
-								vals[j] = formatArrow(rec.Column(ci), r)
+								vals[j] = formatArrow(rec.Column(ci), row)
 							}
 						}
 					}
@@ -243,12 +253,6 @@ func replayTable(ctx context.Context, o ReplayOptions, name string, t *plan.Tabl
 		}
 	}
 	sb := newStatsBuilder(rs.cols, rs.types, controlColumns(t, rs, idx), nil, keyCols, 1)
-	var passed []int64
-	type reopen struct {
-		id      int64
-		reasons []ledger.Failure
-	}
-	var failed []reopen
 	// A held row's values are recorded under the plan's column names of
 	// that time and the file's other header columns: after a rename the
 	// value is found under its source name or its previous name, after a
@@ -265,7 +269,7 @@ func replayTable(ctx context.Context, o ReplayOptions, name string, t *plan.Tabl
 			}
 		}
 	}
-	for _, e := range fixed {
+	for _, e := range r.fixed {
 		tr.RowsRead++
 		// A row that could not be split (bad quoting, bad bytes) has no
 		// values as read: it replays when the fix sets every column.
@@ -284,7 +288,7 @@ func replayTable(ctx context.Context, o ReplayOptions, name string, t *plan.Tabl
 			if e.Level != ledger.LevelFile {
 				why = "this row could not be split into columns, so the fix must set every column; missing: " + strings.Join(missing, ", ")
 			}
-			failed = append(failed, reopen{e.ID, []ledger.Failure{{Rule: "not_replayable", Reason: why}}})
+			r.failed = append(r.failed, reopen{e.ID, []ledger.Failure{{Rule: "not_replayable", Reason: why}}})
 			continue
 		}
 		vals := make([]string, len(rs.cols))
@@ -330,7 +334,7 @@ func replayTable(ctx context.Context, o ReplayOptions, name string, t *plan.Tabl
 				tr.QuarantinedBy[c.Rule]++
 				fs = append(fs, ledger.Failure{Column: c.Column, Value: c.Value, Rule: c.Rule, Reason: c.Reason})
 			}
-			failed = append(failed, reopen{e.ID, fs})
+			r.failed = append(r.failed, reopen{e.ID, fs})
 			continue
 		}
 		if len(keyCols) > 0 {
@@ -338,54 +342,61 @@ func replayTable(ctx context.Context, o ReplayOptions, name string, t *plan.Tabl
 		}
 		sb.add(caster.Cells(), sourceLoc(e))
 		caster.Accept()
-		passed = append(passed, e.ID)
+		r.passed = append(r.passed, e.ID)
 	}
 	tr.Source = sb.finish()
 	tr.Normalizations = caster.Normalizations()
-	if len(passed) > 0 {
-		batch := caster.NewBatch()
-		seq := func(yield func(arrow.RecordBatch, error) bool) { yield(batch, nil) }
-		st, err := tbl.Stage(ctx, seq)
-		if err != nil {
-			tr.Err = err
-			return
-		}
-		tr.RowsLoaded = st.Rows()
-		// The commit says which exceptions it carries: recovery after a
-		// crash between the commit and the ledger reads them back.
-		extra := map[string]string{PropReplayExceptions: FormatIDs(passed)}
-		for col, sum := range tr.Source.Sums {
-			extra[sink.PropSumPrefix+col] = sum.String()
-		}
-		faultpoint.Hit("replay-before-commit")
-		c, err := tbl.Commit(ctx, st, sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID, Watermark: tr.WatermarkBefore, Kind: sink.KindReplay, Extra: extra})
-		if err != nil {
-			_ = st.Discard(context.WithoutCancel(ctx))
-			tr.Err = err
-			return
-		}
-		tr.Commit = c
-		faultpoint.Hit("replay-after-commit")
-		if err := o.Store.MarkReplayed(ctx, passed, tr.LoadID, by); err != nil {
-			tr.Err = fmt.Errorf("replayed rows are committed in snapshot %d but marking them failed (rerun replay to finish): %w", tr.Commit.SnapshotID, err)
-			return
-		}
+	if len(r.passed) == 0 {
+		return nil
 	}
-	for _, f := range failed {
-		if err := o.Store.Reopen(ctx, f.id, f.reasons, by); err != nil && !errors.Is(err, ledger.ErrBadTransition) {
-			tr.Err = err
-			return
-		}
+	batch := caster.NewBatch()
+	seq := func(yield func(arrow.RecordBatch, error) bool) { yield(batch, nil) }
+	if r.staged, err = tbl.Stage(ctx, seq); err != nil {
+		return err
 	}
-	tr.Status = StatusLoaded
-	if len(passed) == 0 {
-		tr.Status = StatusNothingToLoad
-	}
-	if !tr.Balanced() {
-		tr.Err = fmt.Errorf("replay does not balance: %d read, %d loaded, %d still failing", tr.RowsRead, tr.RowsLoaded, tr.RowsQuarantined)
-	}
-	return
+	tr.RowsLoaded = r.staged.Rows()
+	r.want = int64(len(r.passed))
+	return nil
 }
+
+// check: a replay whose rows all still fail makes no snapshot; the ledger
+// reopens them.
+func (r *replayLoad) check(context.Context) (verdict, error) {
+	if len(r.passed) == 0 {
+		return verdict{noSnapshot: StatusNothingToLoad}, nil
+	}
+	return verdict{}, nil
+}
+
+func (r *replayLoad) commit(ctx context.Context) (sink.Commit, error) {
+	// The commit says which exceptions it carries: recovery after a crash
+	// between the commit and the ledger reads them back.
+	extra := map[string]string{PropReplayExceptions: FormatIDs(r.passed)}
+	for col, sum := range r.tr.Source.Sums {
+		extra[sink.PropSumPrefix+col] = sum.String()
+	}
+	return r.tbl.Commit(ctx, r.staged, sink.CommitProps{LoadID: r.tr.LoadID, RunID: r.o.RunID, Watermark: r.tr.WatermarkBefore, Kind: sink.KindReplay, Extra: extra})
+}
+
+// settle marks the committed exceptions replayed and reopens the rows that
+// still fail.
+func (r *replayLoad) settle(ctx context.Context, committed bool) error {
+	if committed {
+		if err := r.o.Store.MarkReplayed(ctx, r.passed, r.tr.LoadID, r.by); err != nil {
+			return fmt.Errorf("replayed rows are committed in snapshot %d but marking them failed (rerun replay to finish): %w", r.tr.Commit.SnapshotID, err)
+		}
+	}
+	for _, f := range r.failed {
+		if err := r.o.Store.Reopen(ctx, f.id, f.reasons, r.by); err != nil && !errors.Is(err, ledger.ErrBadTransition) {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropPending: a replay holds nothing in the ledger before its commit (its
+// exceptions stay fixed until the commit is made).
+func (r *replayLoad) dropPending(context.Context) {}
 
 func sourceLoc(e ledger.Exception) source.Locator {
 	return source.Locator{Unit: e.File, Line: e.Line, Row: e.Row}

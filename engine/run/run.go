@@ -31,7 +31,6 @@ import (
 	"github.com/lima-lake/lima/engine/source/files"
 	"github.com/lima-lake/lima/engine/source/s3src"
 	"github.com/lima-lake/lima/engine/source/sqldb"
-	"github.com/lima-lake/lima/internal/faultpoint"
 	"github.com/lima-lake/lima/internal/s3x"
 )
 
@@ -405,32 +404,73 @@ func tableHash(p *plan.Plan, name string) string {
 	return hex.EncodeToString(h[:])
 }
 
-func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *TableResult) {
-	tr = &TableResult{Name: name, Mode: t.Mode(), Started: time.Now().UTC(), SkippedBy: map[string]int64{}, QuarantinedBy: map[string]int64{}, HeldByOwner: map[string]int64{}}
-	prog := o.Progress.table(name)
-	defer func() {
-		tr.Finished = time.Now().UTC()
-		if tr.Err != nil {
-			tr.Status = StatusFailed
-		}
-		prog.Phase.Store(tr.Status)
-	}()
+func loadTable(ctx context.Context, o Options, name string, t *plan.Table) *TableResult {
+	lc := newLifecycle(name, t.Mode(), o.Progress.table(name))
+	return lc.live(ctx, &fileLoad{lifecycle: lc, pendingLoad: pendingLoad{o: &o, res: lc.tr}, o: o, name: name, t: t})
+}
+
+// pendingLoad is the ledger side of a load that holds exceptions in the
+// quarantine under its load id: published with the commit, dropped by an
+// abort.
+type pendingLoad struct {
+	o   *Options
+	res *TableResult
+}
+
+func (p pendingLoad) dropPending(ctx context.Context) {
+	_ = p.o.Quarantine.Discard(ctx, p.res.Name, p.res.LoadID)
+}
+
+func (p pendingLoad) publish(ctx context.Context) error {
+	return p.o.Quarantine.Publish(ctx, p.res.Name, p.res.LoadID)
+}
+
+// land copies the units of the load to raw/ unchanged, before any row is read.
+func (p pendingLoad) land(ctx context.Context, prog *TableProgress, src source.Source, units []source.Unit) error {
+	if p.o.Land == nil {
+		return nil
+	}
+	prog.Phase.Store("landing raw")
+	if err := p.o.Land(ctx, p.res.Name, p.res.LoadID, src, units); err != nil {
+		return fmt.Errorf("raw/ landing: %w", err)
+	}
+	return nil
+}
+
+// fileLoad is the life of a load of files, objects or a database table
+// (every mode but change capture).
+type fileLoad struct {
+	*lifecycle
+	pendingLoad
+	o     Options
+	name  string
+	t     *plan.Table
+	src   source.Source
+	isDB  bool
+	units []source.Unit
+	rs    *resolved
+	tbl   sink.Table
+	l     *loader
+}
+
+func (f *fileLoad) open(ctx context.Context) (bool, error) {
+	o, t, tr, prog := f.o, f.t, f.tr, f.prog
 	src, globs, err := o.sourceFor(ctx, t)
 	if err != nil {
-		tr.Err = err
-		return
+		return false, err
 	}
-	defer closeSource(src)
-	_, isDB := src.(*dbSource)
+	f.src = src
+	f.onClose(func() { closeSource(src) })
+	_, f.isDB = src.(*dbSource)
 	prog.Phase.Store("listing")
 	units, err := src.List(ctx, globs)
 	if err != nil {
-		tr.Err = fmt.Errorf("list %s: %w", t.Source.Name, err)
-		return
+		return false, fmt.Errorf("list %s: %w", t.Source.Name, err)
 	}
-	if only, ok := o.OnlyFiles[name]; ok {
+	if only, ok := o.OnlyFiles[f.name]; ok {
 		units = slices.DeleteFunc(units, func(u source.Unit) bool { return !slices.Contains(only, u.Name) })
 	}
+	f.units = units
 	if o.AppendOnly && tr.Mode == plan.ModeFull {
 		tr.Mode = ModeMicroBatch
 	}
@@ -439,10 +479,8 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 	}
 	prog.TotalBytes.Store(tr.InputBytes)
 
-	rs, err := resolveColumns(ctx, o, t, src, units)
-	if err != nil {
-		tr.Err = err
-		return
+	if f.rs, err = resolveColumns(ctx, o, t, src, units); err != nil {
+		return false, err
 	}
 	for _, p := range t.Partition {
 		pf, err := plan.ParsePartition(p)
@@ -450,93 +488,76 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 			tr.PartitionColumns = append(tr.PartitionColumns, pf.Column)
 		}
 	}
-	tbl, err := openTable(ctx, o, name, t, rs, tr, prog)
-	if err != nil {
-		tr.Err = err
-		return
+	if f.tbl, err = openTable(ctx, o, f.name, t, f.rs, tr, prog); err != nil {
+		return false, err
 	}
 
 	// A database table has no size or modification time to fingerprint:
 	// every run reads it afresh (a full load replaces the table's files).
-	tr.LoadID = loadID(name, tableHash(o.Plan, name), units, o.FullRefresh || isDB, o.RunID)
-	cur, hasCur, err := tbl.Current(ctx)
-	if err != nil {
-		tr.Err = err
-		return
+	tr.LoadID = loadID(f.name, tableHash(o.Plan, f.name), units, o.FullRefresh || f.isDB, o.RunID)
+	if f.cur, f.hasCur, err = f.tbl.Current(ctx); err != nil {
+		return false, err
 	}
-	if hasCur {
-		tr.WatermarkBefore = cur.Watermark
+	if f.hasCur {
+		tr.WatermarkBefore = f.cur.Watermark
 	}
 	// Rerun of the same input: the load is already in the table.
-	if !o.FullRefresh {
-		var found bool
-		var c sink.Commit
-		if tr.Mode == "full" {
-			// Replays of fixed exceptions append to a full table without
-			// changing what its last load was.
-			last, ok, err := tbl.LastLoad(ctx)
-			if err != nil {
-				tr.Err = err
-				return
-			}
-			found, c = ok && last.LoadID == tr.LoadID, last
-		} else {
-			c, found, err = tbl.FindLoad(ctx, tr.LoadID)
-			if err != nil {
-				tr.Err = err
-				return
-			}
-		}
-		if found {
-			c.AlreadyCommitted = true
-			tr.Commit = c
-			tr.Status = StatusAlreadyLoaded
-			tr.WatermarkAfter = c.Watermark
-			for _, u := range units {
-				tr.Files = append(tr.Files, FileResult{Name: u.Name, OriginalName: u.OriginalName, Bytes: u.Size, Status: "already loaded"})
-			}
-			return
-		}
+	if o.FullRefresh {
+		return false, nil
 	}
+	var found bool
+	var c sink.Commit
+	if tr.Mode == "full" {
+		// Replays of fixed exceptions append to a full table without
+		// changing what its last load was.
+		last, ok, err := f.tbl.LastLoad(ctx)
+		if err != nil {
+			return false, err
+		}
+		found, c = ok && last.LoadID == tr.LoadID, last
+	} else if c, found, err = f.tbl.FindLoad(ctx, tr.LoadID); err != nil {
+		return false, err
+	}
+	if !found {
+		return false, nil
+	}
+	c.AlreadyCommitted = true
+	tr.Commit = c
+	tr.Status = StatusAlreadyLoaded
+	tr.WatermarkAfter = c.Watermark
+	for _, u := range units {
+		tr.Files = append(tr.Files, FileResult{Name: u.Name, OriginalName: u.OriginalName, Bytes: u.Size, Status: "already loaded"})
+	}
+	return true, nil
+}
 
-	if o.Land != nil && !isDB {
-		prog.Phase.Store("landing raw")
-		if err := o.Land(ctx, name, tr.LoadID, src, units); err != nil {
-			tr.Err = fmt.Errorf("raw/ landing: %w", err)
-			return
+func (f *fileLoad) stage(ctx context.Context) error {
+	o, t, tr, prog, rs, tbl, src, units := f.o, f.t, f.tr, f.prog, f.rs, f.tbl, f.src, f.units
+	if !f.isDB {
+		if err := f.land(ctx, prog, src, units); err != nil {
+			return err
 		}
 	}
 	l, err := newLoader(ctx, o, tr, t, rs, tbl, prog)
 	if err != nil {
-		tr.Err = err
-		return
+		return err
 	}
+	f.l = l
+	f.onClose(func() { l.caster.Release() })
+	f.onClose(func() { l.extract.discard() })
 	if o.KnownFixes != nil {
-		if l.fixes, err = o.KnownFixes(ctx, name); err != nil {
-			l.caster.Release()
-			tr.Err = fmt.Errorf("read the recorded fixes: %w", err)
-			return
+		if l.fixes, err = o.KnownFixes(ctx, f.name); err != nil {
+			return fmt.Errorf("read the recorded fixes: %w", err)
 		}
 	}
-	defer l.caster.Release()
-	defer func() { l.extract.discard() }()
 	if err := l.prepareDB(ctx, src, tbl); err != nil {
-		tr.Err = err
-		return
+		return err
 	}
 	if keepsOrdinaryHistory(t) {
-		if l.hist, err = startHistory(ctx, o, name, rs, tr.LoadID); err != nil {
-			tr.Err = fmt.Errorf("open the history of %s: %w", name, err)
-			return
+		if l.hist, err = startHistory(ctx, o, f.name, rs, tr.LoadID); err != nil {
+			return fmt.Errorf("open the history of %s: %w", f.name, err)
 		}
 	}
-	var hstaged sink.Staged
-	histDone := false
-	defer func() {
-		if hstaged != nil && !histDone {
-			_ = hstaged.Discard(context.WithoutCancel(ctx))
-		}
-	}()
 
 	// Read and cast on this goroutine's child; the sink consumes batches
 	// from a bounded channel, so memory stays flat whatever the input size.
@@ -550,7 +571,7 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 			// A bug must fail this table with a clear error, not take the
 			// process (and the other tables' commits) down.
 			if r := recover(); r != nil {
-				readErr <- fmt.Errorf("internal error while reading %s: %v", name, r)
+				readErr <- fmt.Errorf("internal error while reading %s: %v", f.name, r)
 			}
 		}()
 		readErr <- l.readAll(rctx, src, units, sourceOptions(o.Plan, t, rs.srcNames), batches)
@@ -569,23 +590,19 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 		}
 	}
 	staged, stageErr := tbl.Stage(ctx, seq)
+	f.staged = staged
 	cancel()
 	for b := range batches { // drain if Stage stopped early
 		b.Release()
 	}
 	rerr := <-readErr
 	if l.hist != nil {
-		var herr error
-		hstaged, herr = l.hist.finish()
+		hstaged, herr := l.hist.finish()
+		f.history = &stagedHistory{tbl: l.hist.tbl, staged: hstaged, props: sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID}}
 		stageErr = errors.Join(stageErr, herr)
 	}
 	if err := errors.Join(rerr, stageErr); err != nil {
-		if staged != nil {
-			_ = staged.Discard(context.WithoutCancel(ctx))
-		}
-		_ = o.Quarantine.Discard(context.WithoutCancel(ctx), name, tr.LoadID)
-		tr.Err = err
-		return
+		return err
 	}
 	tr.Source = l.stats.finish()
 	l.finishTotals()
@@ -594,6 +611,7 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 		tr.Normalizations = append(tr.Normalizations, clean.Normalization{Column: c, Fix: FixApplied, Count: n})
 	}
 	tr.RowsLoaded = staged.Rows()
+	f.want = tr.Source.Rows
 	tr.StagedFiles, tr.StagedBytes = staged.Files(), staged.Bytes()
 	// A full refresh replaces the table: its watermark restarts from what
 	// this read saw (none when it saw no row).
@@ -604,104 +622,67 @@ func loadTable(ctx context.Context, o Options, name string, t *plan.Table) (tr *
 	if l.wmSet {
 		tr.WatermarkAfter = clean.FormatCell(rs.types[l.wmCol], l.wm)
 	}
-	// Conservation is a precondition of the commit.
-	if !tr.Balanced() || tr.RowsLoaded != tr.Source.Rows {
-		_ = staged.Discard(context.WithoutCancel(ctx))
-		_ = o.Quarantine.Discard(context.WithoutCancel(ctx), name, tr.LoadID)
-		tr.Err = fmt.Errorf("rows do not balance: read %d ≠ loaded %d + quarantined %d + skipped %d (accepted %d); nothing committed",
-			tr.RowsRead, tr.RowsLoaded, tr.RowsQuarantined, tr.RowsSkipped, tr.Source.Rows)
-		return
-	}
-	if err := l.finishDB(ctx, tbl); err != nil {
-		_ = staged.Discard(context.WithoutCancel(ctx))
-		_ = o.Quarantine.Discard(context.WithoutCancel(ctx), name, tr.LoadID)
-		tr.Err = err
-		return
+	return nil
+}
+
+// replaces: a full load or a full refresh replaces the table's rows.
+func (f *fileLoad) replaces() bool { return f.tr.Mode == plan.ModeFull || f.o.FullRefresh }
+
+func (f *fileLoad) check(ctx context.Context) (verdict, error) {
+	tr, l := f.tr, f.l
+	if err := l.finishDB(ctx, f.tbl); err != nil {
+		return verdict{}, err
 	}
 	// Nothing to add and nothing to replace (every row held back, or no
 	// rows, on a table that has no snapshot yet; or an append of nothing):
 	// no snapshot is made, and the exceptions are published now — they
 	// are the whole outcome of this load.
-	replace := tr.Mode == plan.ModeFull || o.FullRefresh
-	if staged.Rows() == 0 && (!replace || !hasCur) && !l.pendingDeletes() {
-		_ = staged.Discard(context.WithoutCancel(ctx))
-		if err := o.Quarantine.Publish(ctx, name, tr.LoadID); err != nil {
-			tr.Err = err
-		}
-		tr.Status = StatusNothingToLoad
-		tr.Commit = cur
-		return
+	if f.staged.Rows() == 0 && (!f.replaces() || !f.hasCur) && !l.pendingDeletes() {
+		return verdict{noSnapshot: StatusNothingToLoad}, nil
 	}
 	// The error budget: above it nothing of the table is committed; the
 	// exceptions are kept (published) for inspection.
-	if count, share, ok, err := o.Plan.Budget(t); err != nil {
-		tr.Err = err
-		return
+	if count, share, ok, err := f.o.Plan.Budget(f.t); err != nil {
+		return verdict{}, err
 	} else if ok {
 		data := tr.RowsLoaded + tr.RowsQuarantined
 		over := (share == 0 && tr.RowsQuarantined > count) || (share > 0 && data > 0 && float64(tr.RowsQuarantined) > share*float64(data))
 		if over {
-			_ = staged.Discard(context.WithoutCancel(ctx))
 			limit := fmt.Sprintf("%d rows", count)
 			if share > 0 {
 				limit = fmt.Sprintf("%g%% of %d data rows = %.1f rows", share*100, data, share*float64(data))
 			}
-			pubErr := o.Quarantine.Publish(context.WithoutCancel(ctx), name, tr.LoadID)
-			tr.Err = errors.Join(fmt.Errorf("%w: %d rows held back, above the error budget of %s; nothing of %s was committed, the exceptions are kept for inspection",
-				ErrErrorBudget, tr.RowsQuarantined, limit, name), pubErr)
-			return
+			return verdict{refuse: fmt.Errorf("%w: %d rows held back, above the error budget of %s; nothing of %s was committed, the exceptions are kept for inspection",
+				ErrErrorBudget, tr.RowsQuarantined, limit, f.name)}, nil
 		}
 	}
 	// The database extract lands before anything is committed.
-	if err := l.landExtract(ctx); err != nil {
-		_ = staged.Discard(context.WithoutCancel(ctx))
-		_ = o.Quarantine.Discard(context.WithoutCancel(ctx), name, tr.LoadID)
-		tr.Err = err
-		return
-	}
-	if l.hist != nil {
-		// The history first, under the same load id (see history.go).
-		histDone = true
-		if err := l.hist.commit(ctx, hstaged, o.RunID); err != nil {
-			_ = staged.Discard(context.WithoutCancel(ctx))
-			_ = o.Quarantine.Discard(context.WithoutCancel(ctx), name, tr.LoadID)
-			tr.Err = fmt.Errorf("commit the history of %s: %w", name, err)
-			return
-		}
-	}
-	faultpoint.Hit("before-commit")
-	prog.Phase.Store("committing")
+	return verdict{}, l.landExtract(ctx)
+}
+
+func (f *fileLoad) commit(ctx context.Context) (sink.Commit, error) {
+	o, tr := f.o, f.tr
 	var extra map[string]string
 	// The files' identities go with the rows, so a watcher started later
 	// does not load them again (bounded: the summary lives in the metadata).
-	if !isDB && !o.AppendOnly && len(units) <= MaxRecordedFiles {
-		extra, _ = filesProp(units) // best effort: the load does not depend on it
+	if !f.isDB && !o.AppendOnly && len(f.units) <= MaxRecordedFiles {
+		extra, _ = filesProp(f.units) // best effort: the load does not depend on it
 	}
 	if o.AppendOnly {
-		if extra, err = filesProp(units); err != nil {
-			_ = staged.Discard(context.WithoutCancel(ctx))
-			_ = o.Quarantine.Discard(context.WithoutCancel(ctx), name, tr.LoadID)
-			tr.Err = err
-			return
+		var err error
+		if extra, err = filesProp(f.units); err != nil {
+			return sink.Commit{}, err
 		}
 	}
-	c, err := l.commit(ctx, tbl, staged, sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID, Watermark: tr.WatermarkAfter, Replace: replace, Extra: extra})
-	if err != nil {
-		// The files stay orphaned only if the outcome is unknown; Commit
-		// already looked for the load id, so here nothing is visible.
-		_ = staged.Discard(context.WithoutCancel(ctx))
-		_ = o.Quarantine.Discard(context.WithoutCancel(ctx), name, tr.LoadID)
-		tr.Err = err
-		return
+	return f.l.commit(ctx, f.tbl, f.staged, sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID, Watermark: tr.WatermarkAfter, Replace: f.replaces(), Extra: extra})
+}
+
+func (f *fileLoad) settle(ctx context.Context, committed bool) error {
+	err := f.publish(ctx)
+	if err != nil && committed {
+		return fmt.Errorf("committed snapshot %d but publishing its exceptions failed: %w", f.tr.Commit.SnapshotID, err)
 	}
-	tr.Commit = c
-	faultpoint.Hit("after-commit")
-	if err := o.Quarantine.Publish(ctx, name, tr.LoadID); err != nil {
-		tr.Err = fmt.Errorf("committed snapshot %d but publishing its exceptions failed: %w", c.SnapshotID, err)
-		return
-	}
-	tr.Status = StatusLoaded
-	return
+	return err
 }
 
 // tableSpec is the sink's description of a plan table.
