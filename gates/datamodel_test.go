@@ -15,8 +15,8 @@ import (
 )
 
 // col builds the evidence of a column by hand: its inferred type, its
-// values (one per row, "" for null) and, when every value is present, the
-// exact key set.
+// values (one per row, "" for null) and the exact key set of the non-null
+// ones.
 func col(name, typ string, values ...string) ColumnEvidence {
 	t, err := plan.ParseType(typ)
 	if err != nil {
@@ -26,8 +26,9 @@ func col(name, typ string, values ...string) ColumnEvidence {
 	keys := map[string]struct{}{}
 	distinct := map[string]bool{}
 	for _, v := range values {
+		ce.Rows = append(ce.Rows, v)
 		if v == "" {
-			keys = nil
+			ce.Empty++
 			continue
 		}
 		ce.Profile.NonNull++
@@ -103,9 +104,10 @@ func TestProposeKey(t *testing.T) {
 			[]string{"order_id"}, Pass, "order_id: 100 distinct values = 100 non-null = 100 rows (all rows read)"},
 		{"a unique column not named like an identifier is no key", evTable("t", 100, col("name", "string", ids...)),
 			nil, Warn, "no column named like an identifier"},
-		{"nulls rule a column out", evTable("t", 100, col("order_id", "string", withNull...)), nil, Warn, "no column named like an identifier"},
+		{"an empty key value does not rule a column out: the row is held back", evTable("t", 100, col("order_id", "string", withNull...)),
+			[]string{"order_id"}, Warn, "order_id: 99 distinct values in 100 rows; 1 row has no order_id: they will be held back at load (rule not_null for the empty keys"},
 		{"one repeat in 100 rows: a key with a warning", evTable("t", 100, col("order_id", "string", dupIDs...)),
-			[]string{"order_id"}, Warn, "order_id: 99 distinct values in 100 rows, none null; 1 row repeats a key seen before (A001)"},
+			[]string{"order_id"}, Warn, "order_id: 99 distinct values in 100 rows; 1 row repeats a key seen before (A001): they will be held back at load (rule unique for the repeats)"},
 		{"two repeats in 100 rows: no key", evTable("t", 100, col("order_id", "string", twoDups...)), nil, Warn, "no column named like an identifier"},
 		{"a double is never a key", evTable("t", 3, col("item_id", "double", "1.5", "2.5", "3.5")), nil, Warn, "no column"},
 		{"uniqueness on a sample", func() *TableEvidence {
@@ -186,15 +188,15 @@ func TestProposeJoins(t *testing.T) {
 	}{
 		{"same name, all values found", evTable("orders", 5, col("order_id", "long", "1", "2", "3", "4", "5"), col("customer_id", "string", "C1", "C1", "C2", "C3", "C4")),
 			[]plan.JoinKey{{Column: "customer_id", References: "customers.customer_id"}}, Pass,
-			"same column name; customer_id is the key of customers; 4 of 4 distinct values of orders.customer_id (in the first 5 values read) are in customers.customer_id (100%)"},
+			"same column name; customer_id is the key of customers; compared as keys (trimmed, NFC, without leading zeros, ignoring case): 5 of 5 rows with a value (100.0%), 4 of 4 distinct values of orders.customer_id are in customers.customer_id; a references check holds back a row whose value is not there"},
 		{"same name, three of four found: joined with a warning", evTable("orders", 4, col("order_id", "long", "1", "2", "3", "4"), col("customer_id", "string", "C1", "C2", "C3", "C9")),
-			[]plan.JoinKey{{Column: "customer_id", References: "customers.customer_id"}}, Warn, "3 of 4 distinct values of orders.customer_id (in the first 4 values read) are in customers.customer_id (75%); not found: C9"},
+			[]plan.JoinKey{{Column: "customer_id", References: "customers.customer_id"}}, Warn, "3 of 4 rows with a value (75.0%), 3 of 4 distinct values of orders.customer_id are in customers.customer_id; 1 row whose customer_id is not in customers.customer_id (C9)"},
 		{"same name, under half found: not a join", evTable("orders", 4, col("order_id", "long", "1", "2", "3", "4"), col("customer_id", "string", "C1", "X2", "X3", "X9")),
 			nil, "", ""},
 		{"another name, every value found", evTable("orders", 4, col("order_id", "long", "1", "2", "3", "4"), col("buyer_code", "string", "C1", "C2", "C3", "C2")),
-			[]plan.JoinKey{{Column: "buyer_code", References: "customers.customer_id"}}, Pass, "found by value: customer_id is the key of customers; 3 of 3 distinct values"},
+			[]plan.JoinKey{{Column: "buyer_code", References: "customers.customer_id"}}, Pass, "4 of 4 rows with a value (100.0%), 3 of 3 distinct values"},
 		{"another name, padded values found by their key form", evTable("orders", 4, col("order_id", "long", "1", "2", "3", "4"), col("buyer_code", "string", " C1", "C2 ", "C3", "C2")),
-			[]plan.JoinKey{{Column: "buyer_code", References: "customers.customer_id"}}, Pass, "(100%)"},
+			[]plan.JoinKey{{Column: "buyer_code", References: "customers.customer_id"}}, Pass, "(100.0%)"},
 		{"another name, 2 of 3 found: no join", evTable("orders", 4, col("order_id", "long", "1", "2", "3", "4"), col("buyer_code", "string", "C1", "C2", "Z3", "C2")),
 			nil, "", ""},
 		{"a measure that happens to match is no join", evTable("orders", 4, col("order_id", "long", "1", "2", "3", "4"), col("qty", "long", "1", "2", "3", "4")),

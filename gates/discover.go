@@ -363,7 +363,7 @@ func ReadEvidence(ctx context.Context, src source.Source, units []source.Unit, s
 		if i < len(cols) {
 			c = cols[i]
 		}
-		ce := ColumnEvidence{Profile: cp, Values: c.values, Dups: c.dups, DupExample: c.dupEx}
+		ce := ColumnEvidence{Profile: cp, Values: c.values, Dups: c.dups, DupExample: c.dupEx, Empty: c.empty, Rows: c.rows}
 		if c.tracking {
 			ce.KeySet = c.keys
 		}
@@ -383,6 +383,8 @@ func isNullToken(v string) bool {
 // collector gathers one column's evidence beyond clean's profile.
 type collector struct {
 	values   []string
+	rows     []string // the first SampleValues rows' values, "" for null
+	empty    int64
 	keys     map[string]struct{}
 	tracking bool
 	dups     int64
@@ -398,9 +400,20 @@ func newCollector() *collector {
 }
 
 func (c *collector) add(v string, null bool, seen int64) {
+	if len(c.rows) < SampleValues {
+		if null {
+			c.rows = append(c.rows, "")
+		} else {
+			c.rows = append(c.rows, v)
+		}
+	}
 	if null {
-		// A column with nulls cannot be a key.
-		c.tracking, c.keys = false, nil
+		// Empty values do not rule a key out: they are counted, and held
+		// back at load (a key value is required).
+		c.empty++
+		if c.tracking && c.empty > 10 && c.empty*20 > seen {
+			c.tracking, c.keys = false, nil // too many to be a key's
+		}
 		return
 	}
 	if len(c.values) < SampleValues {
