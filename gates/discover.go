@@ -69,7 +69,7 @@ func ProposeDataModel(ctx context.Context, p *plan.Plan, o ProposeOptions) (*Pro
 		}
 	}
 	prop := Propose(ev, o)
-	prop.Findings = append(found, prop.Findings...)
+	prop.Findings = append(append([]Finding{}, found...), prop.Findings...) // never nil: findings are always printed
 	// Database sources: one table per base table (discover_db.go).
 	taken := map[string]bool{}
 	for n := range prop.Plan.Tables {
@@ -164,6 +164,14 @@ func discover(ctx context.Context, src source.Source, sname string) ([]candidate
 	if err != nil {
 		return nil, nil, err
 	}
+	var linkFindings []Finding
+	if fsrc, ok := src.(*files.Source); ok {
+		if out := fsrc.LinksOutside(); len(out) > 0 {
+			linkFindings = append(linkFindings, Finding{Name: "source " + sname + ": links left out", Status: Warn,
+				Detail: fmt.Sprintf("%d symbolic link(s) lead outside the source folder or to nothing, and are not read: %s", len(out), listFirst(out, 5)),
+				Fix:    "copy or move the files they point to into the source folder (links inside it are followed), or point the source at a folder that holds them"})
+		}
+	}
 	type member struct {
 		u           source.Unit
 		dir, ext    string
@@ -211,6 +219,7 @@ func discover(ctx context.Context, src source.Source, sname string) ([]candidate
 		}
 		g.members = append(g.members, m)
 	}
+	findings = append(findings, linkFindings...)
 	if len(skipped) > 0 {
 		findings = append(findings, Finding{Name: "source " + sname + ": files left out", Status: Warn,
 			Detail: fmt.Sprintf("%d file(s) of no data format Lima reads (csv, tsv, ndjson, json, parquet, xlsx): %s", len(skipped), listFirst(skipped, 5)),
@@ -219,6 +228,11 @@ func discover(ctx context.Context, src source.Source, sname string) ([]candidate
 	all := make([]string, 0, len(units))
 	for _, u := range units {
 		all = append(all, u.Name)
+	}
+	if len(order) == 0 {
+		findings = append(findings, Finding{Name: "source " + sname + ": no data files", Status: Warn,
+			Detail: fmt.Sprintf("%s listed, none of a data format Lima reads (csv, tsv, ndjson, json, parquet, xlsx)", countNoun(len(units), "file", "files")),
+			Fix:    "check the source path, or add tables by hand"})
 	}
 	var out []candidate
 	for _, key := range order {

@@ -345,3 +345,31 @@ func TestProposeThreePlainCSVs(t *testing.T) {
 		t.Errorf("dimensions refer to nothing: customers %+v %+v, products %+v %+v", cust.JoinKeys, cust.Checks, prod.JoinKeys, prod.Checks)
 	}
 }
+
+// TestProposeNamesLinksOutside: a link inside the source folder to a file
+// inside it is followed, a link that leads out of it is named by a
+// finding (it used to be dropped without one).
+func TestProposeNamesLinksOutside(t *testing.T) {
+	dir, p := writeExport(t, map[string]string{"store/customers.csv": threeCSVs()["customers.csv"]})
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "orders.csv"), []byte(threeCSVs()["orders.csv"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "orders.csv"), filepath.Join(dir, "data", "orders.csv")); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	if err := os.Symlink("store", filepath.Join(dir, "data", "current")); err != nil {
+		t.Fatal(err)
+	}
+	pr, err := ProposeDataModel(context.Background(), p, ProposeOptions{Workspace: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.Plan.Tables["customers"] == nil {
+		t.Errorf("tables %v, want customers", pr.Plan.TableNames())
+	}
+	f := finding(t, pr.Findings, "source src: links left out")
+	if f.Status != Warn || !strings.Contains(f.Detail, "orders.csv") {
+		t.Errorf("%s: %s", f.Status, f.Detail)
+	}
+}
