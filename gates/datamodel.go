@@ -350,13 +350,14 @@ func (cm *colModel) decideType(table string) []Finding {
 		// Zero-padded identifiers stay text.
 	default:
 		if r, ok := refineType(cm.ev.Values, p); ok {
-			cm.typ, cm.formats = r.typ, r.formats
-			if r.misfits > 0 {
-				fs = append(fs, Finding{Name: ref + ": type", Status: Warn,
-					Detail: fmt.Sprintf("%s: %d of %d values read fit it; %s (%s) does not: the profile alone would keep the column as text",
-						describeType(r.typ, r.formats), len(cm.ev.Values)-r.misfits, len(cm.ev.Values), countNoun(r.misfits, "value", "values"), r.example),
-					Fix: "the values that do not fit become exceptions at load, to fix at the source; keep the column as string if they are meant as text"})
-			}
+			cm.typ, cm.formats = r.typ, r.formats // checkFit names the values that do not fit
+		} else if r.typ.Kind != plan.Unknown && r.typ.Kind != plan.String && 5*r.misfits <= len(cm.ev.Values) {
+			// Most values fit a type: say why the column stays text.
+			n := len(cm.ev.Values)
+			fs = append(fs, Finding{Name: ref + ": type", Status: Warn,
+				Detail: fmt.Sprintf("string: only %d of %d values read (%.1f%%) fit %s, less than %.1f%%; %s do not (e.g. %s)",
+					n-r.misfits, n, 100*float64(n-r.misfits)/float64(n), describeType(r.typ, r.formats), 100*typeMinFitShare, countNoun(r.misfits, "value", "values"), r.example),
+				Fix: fmt.Sprintf("set type %s by hand if those values are errors (they are then held back at load), or keep the column as text", r.typ)})
 		}
 	}
 	if cm.typ.Kind == plan.Date && p.DateOrder.Order != "" && !p.DateOrder.Ambiguous {
@@ -372,6 +373,10 @@ func (cm *colModel) decideType(table string) []Finding {
 	}
 	if comma && cm.typ.IsNumeric() {
 		cm.normalize = append(cm.normalize, "decimal_comma")
+	}
+	cm.pinFormats()
+	if f, ok := cm.checkFit(ref); ok {
+		fs = append(fs, f)
 	}
 	if cm.typ.Kind == plan.String {
 		if f, ok := cm.padding(ref); ok {
@@ -482,10 +487,8 @@ func refineType(values []string, p clean.ColumnProfile) (refined, bool) {
 		return refined{}, false
 	}
 	misfits := n - len(fit[best])
-	if misfits > 0 && (n < 5 || misfits > max(1, n/20)) {
-		return refined{}, false
-	}
 	r := refined{misfits: misfits, example: example}
+	tooMany := misfits > 0 && (n < 5 || misfits > max(1, n/20))
 	switch best {
 	case "date":
 		r.typ = plan.Type{Kind: plan.Date}
@@ -507,6 +510,9 @@ func refineType(values []string, p clean.ColumnProfile) (refined, bool) {
 			return refined{}, false
 		}
 		r.typ = inf.Type
+	}
+	if tooMany {
+		return r, false // r says which type most values fit
 	}
 	return r, true
 }

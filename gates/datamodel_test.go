@@ -137,6 +137,11 @@ func TestProposePartition(t *testing.T) {
 		regions[i] = []string{"north", "south", "east"}[i%3]
 	}
 	many := seq("X", 30)
+	days, stamps := make([]string, 30), make([]string, 30)
+	for i := range days {
+		days[i] = time.Date(2026, 1, 1+i, 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
+		stamps[i] = days[i] + "T08:00:00Z"
+	}
 	cases := []struct {
 		name    string
 		cols    []ColumnEvidence
@@ -144,21 +149,21 @@ func TestProposePartition(t *testing.T) {
 		want    []string
 		contain string
 	}{
-		{"span over three months: month", []ColumnEvidence{col("event_id", "string", ids...), span(col("occurred_on", "date", ids...), "2026-01-01", "2026-04-02")},
+		{"span over three months: month", []ColumnEvidence{col("event_id", "string", ids...), span(col("occurred_on", "date", days...), "2026-01-01", "2026-04-02")},
 			"", []string{"month(occurred_on)"}, "its values span 2026-01-01 … 2026-04-02, more than 3 months"},
-		{"span of three months exactly: day", []ColumnEvidence{col("event_id", "string", ids...), span(col("occurred_on", "date", ids...), "2026-01-01", "2026-04-01")},
+		{"span of three months exactly: day", []ColumnEvidence{col("event_id", "string", ids...), span(col("occurred_on", "date", days...), "2026-01-01", "2026-04-01")},
 			"", []string{"day(occurred_on)"}, "at most 3 months"},
 		{"a date named like the row's date beats a wider span", []ColumnEvidence{
-			span(col("valid_until", "date", ids...), "2020-01-01", "2030-01-01"), span(col("created_at", "timestamptz", ids...), "2026-01-01", "2026-01-20")},
+			span(col("valid_until", "date", days...), "2020-01-01", "2030-01-01"), span(col("created_at", "timestamptz", stamps...), "2026-01-01", "2026-01-20")},
 			"", []string{"day(created_at)"}, "created_at is the date most likely queried"},
 		{"between two named dates, the widest span", []ColumnEvidence{
-			span(col("shipped_on", "date", ids...), "2026-01-01", "2026-01-10"), span(col("ordered_on", "date", ids...), "2025-01-01", "2026-01-10")},
+			span(col("shipped_on", "date", days...), "2026-01-01", "2026-01-10"), span(col("ordered_on", "date", days...), "2025-01-01", "2026-01-10")},
 			"", []string{"month(ordered_on)"}, "ordered_on"},
 		{"no date: a dimension of a few values", []ColumnEvidence{col("event_id", "string", ids...), col("region", "string", regions...)},
 			"", []string{"region"}, "region (identity): no date column; region has 3 distinct values"},
 		{"no date, no repeating dimension: none", []ColumnEvidence{col("event_id", "string", ids...), col("label", "string", many...)},
 			"", nil, "none: no date column"},
-		{"gate 1 said none", []ColumnEvidence{span(col("occurred_on", "date", ids...), "2026-01-01", "2026-04-02")},
+		{"gate 1 said none", []ColumnEvidence{span(col("occurred_on", "date", days...), "2026-01-01", "2026-04-02")},
 			"none", nil, "gate 1 chose no partitions"},
 		{"gate 1 said date: no dimension fallback", []ColumnEvidence{col("region", "string", regions...)},
 			"date", nil, "no date column"},
@@ -235,7 +240,7 @@ func TestProposeTypeRefinement(t *testing.T) {
 		contain string
 	}{
 		{"one bad date of twelve: date", append(slices.Clone(twelve), "2026-02-30"), false, clean.DateDecision{}, "date", []string{"yyyy-MM-dd", "yyyy/M/d"},
-			`date (yyyy-MM-dd, yyyy/M/d): 11 of 12 values read fit it; 1 value ("2026-02-30") does not`},
+			`date (yyyy-MM-dd, yyyy/M/d): 11 of 12 values read fit it (91.7%); 1 value ("2026-02-30") does not`},
 		{"two bad dates of twelve: text", append(slices.Clone(twelve[:10]), "2026-02-30", "soon"), false, clean.DateDecision{}, "string", nil, ""},
 		{"fewer than five values need all to fit", []string{"1", "2", "x"}, false, clean.DateDecision{}, "string", nil, ""},
 		{"SAP numbers with a typo: decimal", []string{"150.000-", "1,250.500", "980.250", "75.125-", "0.000", "12x.50"}, false, clean.DateDecision{}, "decimal(18,3)", nil, `("12x.50")`},

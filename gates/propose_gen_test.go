@@ -153,10 +153,13 @@ func genDirty(seed uint64) genExport {
 		rows = slices.Insert(rows, at, slices.Clone(rows[i]))
 	}
 	g.childRows = len(rows)
-	g.orphans = 0 // a duplicated orphan is two orphan rows
+	g.orphans, g.badAmounts = 0, 0 // a duplicated orphan is two orphan rows
 	for _, rw := range rows {
 		if rw[6] == "orphan" {
 			g.orphans++
+		}
+		if slices.Contains([]string{"12x.50", "1.2.3", "about 5"}, rw[4]) {
+			g.badAmounts++
 		}
 	}
 	// One file, or monthly files.
@@ -266,6 +269,15 @@ func TestProposeGeneratedDirtyExports(t *testing.T) {
 			if !slices.Contains(fact.JoinKeys, plan.JoinKey{Column: rc, References: ref}) {
 				t.Errorf("%s: no join %s → %s: %+v", g.child, rc, ref, fact.JoinKeys)
 			}
+			ac := colByHeader(t, fact, g.amountCol)
+			if a, _ := fact.Column(ac); !strings.HasPrefix(a.Type, "decimal") {
+				t.Errorf("%s.%s proposed as %q despite only %d bad values", g.child, ac, a.Type, g.badAmounts)
+			}
+			tf := finding(t, pr.Findings, g.child+"."+ac+": type")
+			if !strings.Contains(tf.Detail, fmt.Sprintf("; %s (", countNoun(g.badAmounts, "value", "values"))) || !strings.Contains(tf.Detail, fmt.Sprintf("%q", g.badAmountExample)) ||
+				!strings.Contains(tf.Detail, "held back at load (rule type)") {
+				t.Errorf("the type finding does not name the %d bad amounts: %s", g.badAmounts, tf.Detail)
+			}
 			jf := finding(t, pr.Findings, fmt.Sprintf("%s.%s → %s: join", g.child, rc, ref))
 			if !strings.Contains(jf.Detail, fmt.Sprintf(" %d rows whose", g.orphans)) {
 				t.Errorf("join finding does not name the %d would-be orphan rows: %s", g.orphans, jf.Detail)
@@ -371,5 +383,42 @@ func TestProposeNamesLinksOutside(t *testing.T) {
 	f := finding(t, pr.Findings, "source src: links left out")
 	if f.Status != Warn || !strings.Contains(f.Detail, "orders.csv") {
 		t.Errorf("%s: %s", f.Status, f.Detail)
+	}
+}
+
+// TestProposeTypeSurvivesABadValue: one bad amount in forty keeps
+// orders.amount a decimal, the finding naming the value held back.
+func TestProposeTypeSurvivesABadValue(t *testing.T) {
+	pr, _, _, ord := proposeThreeCSVs(t)
+	if a, _ := ord.Column("amount"); !strings.HasPrefix(a.Type, "decimal") {
+		t.Errorf("orders.amount proposed as %q: one bad value of 40 must not turn it into text", a.Type)
+	}
+	f := finding(t, pr.Findings, "orders.amount: type")
+	if f.Status != Warn || !strings.Contains(f.Detail, `39 of 40 values read fit it (97.5%); 1 value ("12x.50") does not: its row is held back at load (rule type)`) {
+		t.Errorf("%s: %s", f.Status, f.Detail)
+	}
+}
+
+// TestProposePinsTimestampFormatsByFrequency: a timestamp column gets the
+// formats its values were read in, the most frequent first (it used to get
+// none, so the load tried every default layout on every value).
+func TestProposePinsTimestampFormatsByFrequency(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("event_id,updated_at\n")
+	for i := 0; i < 40; i++ {
+		ts := fmt.Sprintf("2026-01-%02d 10:%02d:00", 1+i%28, i)
+		if i%4 == 0 {
+			ts = fmt.Sprintf("2026-01-%02dT10:%02d:00", 1+i%28, i)
+		}
+		fmt.Fprintf(&b, "%d,%s\n", i+1, ts)
+	}
+	dir, p := writeExport(t, map[string]string{"events.csv": b.String()})
+	pr, err := ProposeDataModel(context.Background(), p, ProposeOptions{Workspace: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := pr.Plan.Tables["events"].Column("updated_at")
+	if c.Type != "timestamp" || len(c.Formats) != 2 || !strings.Contains(c.Formats[0], "dd HH") || !strings.Contains(c.Formats[1], "ddTHH") {
+		t.Errorf("updated_at: %s %q; want timestamp with the space form (30 values) before the T form (10)", c.Type, c.Formats)
 	}
 }
