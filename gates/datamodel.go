@@ -33,10 +33,12 @@ type TableEvidence struct {
 	Units []string
 	Files []run.FileResult
 	// Rows is the number of data rows read; Sampled is true when the
-	// files hold more (reading stopped at the cap).
-	Rows    int64
-	Sampled bool
-	Columns []ColumnEvidence
+	// files hold more (reading stopped at the cap). RowBytes is about how
+	// many bytes of text the rows read took (values and separators).
+	Rows     int64
+	RowBytes int64
+	Sampled  bool
+	Columns  []ColumnEvidence
 }
 
 // ColumnEvidence is what gate 3 knows of one column.
@@ -305,7 +307,13 @@ func (tm *tableModel) proposeColumns() []Finding {
 	}
 	detail := fmt.Sprintf("%s matched %s%s; %d data rows read", strings.Join(ev.Globs, ", "), countNoun(len(ev.Units), "file", "files"), sheet, ev.Rows)
 	if ev.Sampled {
-		detail += " (the files hold more: what follows was observed on these rows)"
+		read := 0
+		for _, f := range ev.Files {
+			if f.RowsRead > 0 {
+				read++
+			}
+		}
+		detail += fmt.Sprintf(" (sampled %d of %d files, the first rows of each; the files hold more: what follows was observed on these rows)", read, len(ev.Units))
 	}
 	fix := ""
 	if unread != "" {
@@ -607,19 +615,6 @@ func (c *colModel) keyForms() map[string]struct{} {
 	return c.sample
 }
 
-// dateRank prefers columns whose name says they hold the date of the row.
-func dateRank(name string) int {
-	for _, s := range []string{"_on", "_at", "_date", "_dt", "_ts", "_time", "ilja", "ilsi"} {
-		if strings.HasSuffix(name, s) {
-			return 0
-		}
-	}
-	if strings.Contains(name, "date") || strings.Contains(name, "time") || name == "day" {
-		return 0
-	}
-	return 1
-}
-
 // dateColumn returns the date column most likely queried, or -1.
 func (tm *tableModel) dateColumn() int {
 	best := -1
@@ -643,52 +638,6 @@ func (tm *tableModel) dateColumn() int {
 		}
 	}
 	return best
-}
-
-// proposePartition chooses the table's partition.
-func (tm *tableModel) proposePartition(mode string) Finding {
-	name := tm.name + ": partition"
-	if mode == "none" {
-		return Finding{Name: name, Status: Pass, Detail: "none: gate 1 chose no partitions (scope.partitioning: none)"}
-	}
-	if len(tm.referenced) > 0 && mode != "date" {
-		return Finding{Name: name, Status: Pass, Detail: fmt.Sprintf("none: %s is a dimension (%s join to it), read whole in joins", tm.name, strings.Join(tm.referenced, ", "))}
-	}
-	if i := tm.dateColumn(); i >= 0 {
-		c := tm.cols[i]
-		lo, hi := c.ev.TimeMin, c.ev.TimeMax
-		tr, why := "day", "at most 3 months"
-		if hi.After(lo.AddDate(0, 3, 0)) {
-			tr, why = "month", "more than 3 months"
-		}
-		tm.partition = fmt.Sprintf("%s(%s)", tr, c.name)
-		return Finding{Name: name, Status: Pass, Detail: fmt.Sprintf("%s: %s is the date most likely queried; its values span %s … %s, %s", tm.partition, c.name,
-			lo.Format(time.DateOnly), hi.Format(time.DateOnly), why)}
-	}
-	if mode == "date" {
-		return Finding{Name: name, Status: Warn, Detail: "none: gate 1 chose partitions by date (scope.partitioning: date), but the table has no date column",
-			Fix: "partition it by hand, or leave it unpartitioned"}
-	}
-	best := -1
-	for i, c := range tm.cols {
-		p := c.ev.Profile
-		// A dimension: text or boolean, 2 to 50 values each seen twice on
-		// average, hardly ever null, and no dates of an undecided order.
-		if i == tm.key || (c.typ.Kind != plan.String && c.typ.Kind != plan.Boolean) || p.Distinct < 2 || p.Distinct > 50 ||
-			int(p.Distinct)*2 > p.NonNull || p.NonNull*10 < p.Count*9 || p.DateOrder.Dates > 0 {
-			continue
-		}
-		if best < 0 || p.Distinct < tm.cols[best].ev.Profile.Distinct {
-			best = i
-		}
-	}
-	if best >= 0 {
-		c := tm.cols[best]
-		tm.partition = c.name
-		return Finding{Name: name, Status: Pass, Detail: fmt.Sprintf("%s (identity): no date column; %s has %d distinct values, a dimension queries filter on",
-			c.name, c.name, c.ev.Profile.Distinct)}
-	}
-	return Finding{Name: name, Status: Pass, Detail: "none: no date column, and no text column with 2 to 50 values that repeat"}
 }
 
 // table renders the proposed base table.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lima-lake/lima/engine/clean"
 	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/engine/run"
 	"github.com/lima-lake/lima/engine/source/files"
 )
 
@@ -130,6 +131,31 @@ func TestProposeKey(t *testing.T) {
 	}
 }
 
+// bigTable makes a table's evidence a sample of 2 GiB of input and about
+// 30 million rows (30 rows of 70 bytes read).
+func bigTable(ev *TableEvidence) *TableEvidence {
+	ev.Sampled, ev.RowBytes = true, 30*70
+	ev.Files = []run.FileResult{{Name: "t.csv", Bytes: 2 << 30, RowsRead: 30, Status: "read"}}
+	return ev
+}
+
+// TestProposeNoPartitionForSmallTables: a table of a few rows or of little
+// input is not partitioned, whatever its dates.
+func TestProposeNoPartitionForSmallTables(t *testing.T) {
+	days := make([]string, 30)
+	for i := range days {
+		days[i] = time.Date(2026, 1, 1+i, 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
+	}
+	small := evTable("t", 30, col("event_id", "string", seq("E", 30)...), span(col("occurred_on", "date", days...), "2025-01-01", "2026-04-02"))
+	pr := Propose([]*TableEvidence{small}, ProposeOptions{})
+	if got := pr.Plan.Tables["t"].Partition; got != nil {
+		t.Errorf("partition %v of a 30-row table", got)
+	}
+	if f := finding(t, pr.Findings, "t: partition"); !strings.Contains(f.Detail, "none: a small table") {
+		t.Errorf("detail %q", f.Detail)
+	}
+}
+
 func TestProposePartition(t *testing.T) {
 	ids := seq("E", 30)
 	regions := make([]string, 30)
@@ -150,12 +176,15 @@ func TestProposePartition(t *testing.T) {
 		contain string
 	}{
 		{"span over three months: month", []ColumnEvidence{col("event_id", "string", ids...), span(col("occurred_on", "date", days...), "2026-01-01", "2026-04-02")},
-			"", []string{"month(occurred_on)"}, "its values span 2026-01-01 … 2026-04-02, more than 3 months"},
-		{"span of three months exactly: day", []ColumnEvidence{col("event_id", "string", ids...), span(col("occurred_on", "date", days...), "2026-01-01", "2026-04-01")},
-			"", []string{"day(occurred_on)"}, "at most 3 months"},
-		{"a date named like the row's date beats a wider span", []ColumnEvidence{
-			span(col("valid_until", "date", days...), "2020-01-01", "2030-01-01"), span(col("created_at", "timestamptz", stamps...), "2026-01-01", "2026-01-20")},
-			"", []string{"day(created_at)"}, "created_at is the date most likely queried"},
+			"", []string{"month(occurred_on)"}, "its values span 2026-01-01 … 2026-04-02, about 3 month(s) of"},
+		{"a month of 2 GiB: day", []ColumnEvidence{col("event_id", "string", ids...), span(col("occurred_on", "date", days...), "2026-01-01", "2026-01-30")},
+			"", []string{"day(occurred_on)"}, "about 30 day(s) of 68.3 MiB each"},
+		{"a business date beats an audit column with a wider span", []ColumnEvidence{
+			span(col("updated_at", "timestamptz", stamps...), "2020-01-01", "2030-01-01"), span(col("inspection_date", "date", days...), "2026-01-01", "2026-01-20")},
+			"", []string{"day(inspection_date)"}, "inspection_date is the date most likely queried"},
+		{"a plain date beats etl_loaded_ts", []ColumnEvidence{
+			span(col("etl_loaded_ts", "timestamptz", stamps...), "2020-01-01", "2030-01-01"), span(col("valid_until", "date", days...), "2026-01-01", "2026-06-20")},
+			"", []string{"month(valid_until)"}, "valid_until is the date most likely queried"},
 		{"between two named dates, the widest span", []ColumnEvidence{
 			span(col("shipped_on", "date", days...), "2026-01-01", "2026-01-10"), span(col("ordered_on", "date", days...), "2025-01-01", "2026-01-10")},
 			"", []string{"month(ordered_on)"}, "ordered_on"},
@@ -170,7 +199,7 @@ func TestProposePartition(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			pr := Propose([]*TableEvidence{evTable("t", 30, tc.cols...)}, ProposeOptions{Partitioning: tc.mode})
+			pr := Propose([]*TableEvidence{bigTable(evTable("t", 30, tc.cols...))}, ProposeOptions{Partitioning: tc.mode})
 			if got := pr.Plan.Tables["t"].Partition; !slices.Equal(got, tc.want) {
 				t.Errorf("partition %v, want %v", got, tc.want)
 			}

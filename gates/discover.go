@@ -349,34 +349,90 @@ func listFirst(items []string, n int) string {
 	return strings.Join(items[:n], ", ") + fmt.Sprintf(" and %d more", len(items)-n)
 }
 
-// ReadEvidence reads up to maxRows data rows of a table's units (in order)
-// and collects what gate 3 decides from: each column's profile (clean's
+// ReadEvidence reads up to maxRows data rows of a table's units and
+// collects what gate 3 decides from: each column's profile (clean's
 // profiler), its first SampleValues non-null values, the exact set of its
-// key forms while it can still be a key, and the span of its dates.
+// key forms while it can still be a key, and the span of its dates. The
+// rows are spread over every unit: each reads up to an equal share of what
+// is left of maxRows (the first rows of each file), so that twelve monthly
+// files show twelve months, not the first months only.
 func ReadEvidence(ctx context.Context, src source.Source, units []source.Unit, so source.Options, maxRows int64) (*TableEvidence, error) {
 	var cols []*collector
-	tp, err := run.ProfileUnits(ctx, src, units, so, nil, maxRows, func(vals []string, declaredNull []bool, seen int64) {
-		if cols == nil {
-			for range vals {
+	var header []string
+	var prof *clean.Profiler
+	ev := &TableEvidence{}
+	for _, u := range units {
+		ev.Units = append(ev.Units, u.Name)
+	}
+	var rows int64
+	for i, u := range units {
+		share := (maxRows - rows) / int64(len(units)-i)
+		if share <= 0 {
+			ev.Sampled = true
+			break
+		}
+		var buf [][2][]string // this unit's rows: values, nulls ("1")
+		tp, err := run.ProfileUnits(ctx, src, []source.Unit{u}, so, nil, share, func(vals []string, declaredNull []bool, seen int64) {
+			nv := make([]string, len(vals))
+			nn := make([]string, len(vals))
+			copy(nv, vals)
+			for k, d := range declaredNull {
+				if d {
+					nn[k] = "1"
+				}
+			}
+			buf = append(buf, [2][]string{nv, nn})
+		})
+		if err != nil {
+			return nil, err
+		}
+		ev.Files = append(ev.Files, tp.Files...)
+		if tp.Sampled {
+			ev.Sampled = true
+		}
+		if len(tp.Columns) == 0 {
+			continue // unreadable
+		}
+		if header == nil {
+			for _, c := range tp.Columns {
+				header = append(header, c.Name)
+			}
+			prof = clean.NewProfiler(header, nil)
+			for range header {
 				cols = append(cols, newCollector())
 			}
 		}
-		for i, c := range cols {
-			c.add(vals[i], declaredNull[i] || isNullToken(vals[i]), seen)
+		// This unit's columns by the first unit's header.
+		idx := make([]int, len(header))
+		for k, h := range header {
+			idx[k] = slices.IndexFunc(tp.Columns, func(c clean.ColumnProfile) bool { return c.Name == h })
 		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	ev := &TableEvidence{Files: tp.Files, Rows: tp.Rows, Sampled: tp.Sampled}
-	for _, f := range tp.Files {
-		ev.Units = append(ev.Units, f.Name)
-	}
-	for i, cp := range tp.Columns {
-		c := newCollector()
-		if i < len(cols) {
-			c = cols[i]
+		vals := make([]string, len(header))
+		nulls := make([]bool, len(header))
+		for _, r := range buf {
+			for k, j := range idx {
+				vals[k], nulls[k] = "", true
+				if j >= 0 && j < len(r[0]) {
+					vals[k], nulls[k] = r[0][j], r[1][j] == "1"
+				}
+			}
+			prof.Add(vals)
+			ev.RowBytes += int64(len(vals))
+			for _, v := range vals {
+				ev.RowBytes += int64(len(v))
+			}
+			for k, c := range cols {
+				c.add(vals[k], nulls[k] || isNullToken(vals[k]), rows)
+			}
+			rows++
 		}
+	}
+	ev.Rows = rows
+	if prof == nil {
+		return ev, nil
+	}
+	for i, cp := range prof.Profile() {
+		c := cols[i]
 		ce := ColumnEvidence{Profile: cp, Values: c.values, Dups: c.dups, DupExample: c.dupEx, Empty: c.empty, Rows: c.rows}
 		if c.tracking {
 			ce.KeySet = c.keys

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lima-lake/lima/engine/plan"
 )
@@ -355,6 +356,44 @@ func TestProposeThreePlainCSVs(t *testing.T) {
 	}
 	if len(cust.JoinKeys)+len(prod.JoinKeys) != 0 || len(cust.Checks)+len(prod.Checks) != 0 {
 		t.Errorf("dimensions refer to nothing: customers %+v %+v, products %+v %+v", cust.JoinKeys, cust.Checks, prod.JoinKeys, prod.Checks)
+	}
+	for name, tb := range map[string]*plan.Table{"customers": cust, "products": prod, "orders": ord} {
+		if len(tb.Partition) != 0 {
+			t.Errorf("%s partitioned by %v: tables this small are not partitioned", name, tb.Partition)
+		}
+	}
+}
+
+// TestProposeSamplesEveryFile: with more rows than it reads, gate 3 reads
+// the first rows of every file, not the first files only: twelve monthly
+// files show a span of twelve months, and the finding counts the files
+// matched and sampled.
+func TestProposeSamplesEveryFile(t *testing.T) {
+	files := map[string]string{}
+	for m := 1; m <= 12; m++ {
+		var b strings.Builder
+		b.WriteString("event_id,happened_on,qty\n")
+		for i := 0; i < 300; i++ {
+			fmt.Fprintf(&b, "%d,2025-%02d-%02d,%d\n", m*1000+i, m, 1+i%28, i)
+		}
+		files[fmt.Sprintf("events_2025-%02d.csv", m)] = b.String()
+	}
+	dir, p := writeExport(t, files)
+	pr, err := ProposeDataModel(context.Background(), p, ProposeOptions{Workspace: dir, MaxRows: 1200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := finding(t, pr.Findings, "events: files")
+	if !strings.Contains(f.Detail, "events_*.csv matched 12 files") || !strings.Contains(f.Detail, "1200 data rows read (sampled 12 of 12 files") {
+		t.Errorf("files finding: %s", f.Detail)
+	}
+	ev := pr.Evidence["events"]
+	for _, c := range ev.Columns {
+		if c.Profile.Name == "happened_on" {
+			if lo, hi := c.TimeMin.Format(time.DateOnly), c.TimeMax.Format(time.DateOnly); lo != "2025-01-01" || hi < "2025-12-01" {
+				t.Errorf("span %s … %s, want January to December", lo, hi)
+			}
+		}
 	}
 }
 
