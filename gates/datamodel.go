@@ -119,6 +119,7 @@ type joinModel struct {
 	missing       []string // examples of values not found
 	check         bool     // a references check is proposed too
 	aligned       string   // what was changed to compare like the key
+	unlike        int      // values that match the key only as keys, not as loaded
 }
 
 // Propose turns the evidence of candidate tables into a data model:

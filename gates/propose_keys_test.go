@@ -29,3 +29,21 @@ func TestProposeCompositeKey(t *testing.T) {
 		t.Errorf("%s: %s", f.Status, f.Detail)
 	}
 }
+
+// TestProposeReferenceOnlyWhenLoadedValuesCompare: values that match a key
+// only once leading zeros are dropped, while both columns stay text, get a
+// join but no references check (it compares loaded values and would hold
+// back every row); the finding says why.
+func TestProposeReferenceOnlyWhenLoadedValuesCompare(t *testing.T) {
+	customers := evTable("customers", 4, col("customer_id", "string", "10003", "10006", "10009", "A7"))
+	orders := evTable("orders", 4, col("order_id", "long", "1", "2", "3", "4"), col("buyer_ref", "string", "0000010003", "0000010006", "0000010009", "0000010003"))
+	pr := Propose([]*TableEvidence{customers, orders}, ProposeOptions{})
+	o := pr.Plan.Tables["orders"]
+	if len(o.JoinKeys) != 1 || len(o.Checks) != 0 {
+		t.Fatalf("joins %+v checks %+v; want the join without a check\n%s", o.JoinKeys, o.Checks, findingsText(pr.Findings))
+	}
+	f := finding(t, pr.Findings, "orders.buyer_ref → customers.customer_id: join")
+	if f.Status != Warn || !strings.Contains(f.Detail, "no references check: loaded as proposed, 4 values match the key only as keys") {
+		t.Errorf("%s: %s", f.Status, f.Detail)
+	}
+}

@@ -23,6 +23,33 @@ import (
 // be found in the other table's key for a reference by value.
 const refMinRowShare = 0.90
 
+// comparesLikeKey reports whether the referring column's values, loaded
+// with its proposed type and normalizations, are found among the key's
+// loaded values as often as they are as keys (matches, of the rows read):
+// a references check compares loaded values, so it is proposed only then.
+// unlike counts the rows that match only as keys.
+func comparesLikeKey(c, k *colModel, matches int) (bool, int) {
+	if len(k.ev.Values) < len(k.ev.KeySet) {
+		return true, 0 // the key's values were not all kept: trust the key forms
+	}
+	set := map[string]struct{}{}
+	for _, f := range k.castForms() {
+		if f != "" {
+			set[f] = struct{}{}
+		}
+	}
+	found := 0
+	for _, f := range c.castForms() {
+		if _, ok := set[f]; ok && f != "" {
+			found++
+		}
+	}
+	if found >= matches {
+		return true, 0
+	}
+	return false, matches - found
+}
+
 // joinForm is the form in which gate 3 compares a value with another
 // table's key: its KeyForm, in lower case.
 func joinForm(v string) string { return strings.ToLower(KeyForm(v)) }
@@ -113,7 +140,9 @@ func proposeJoins(tables []*tableModel) []Finding {
 			}
 			best.check = share(best) >= refMinRowShare
 			if best.check {
-				best.aligned = alignToKey(c, best.to.cols[best.to.key])
+				k := best.to.cols[best.to.key]
+				best.aligned = alignToKey(c, k)
+				best.check, best.unlike = comparesLikeKey(c, k, best.rows-best.orphans)
 			}
 			a.joins = append(a.joins, *best)
 			if !slices.Contains(best.to.referenced, a.name) {
@@ -222,6 +251,11 @@ func (a *tableModel) joinFinding(j joinModel) Finding {
 		}
 	} else if j.check {
 		detail += "; a references check holds back a row whose value is not there"
+	}
+	if j.unlike > 0 {
+		st = Warn
+		detail += fmt.Sprintf("; no references check: loaded as proposed, %s match the key only as keys (their text differs, e.g. leading zeros)", countNoun(j.unlike, "value", "values"))
+		fix = strings.TrimPrefix(fix+"; ", "; ") + fmt.Sprintf("give %s.%s and %s the same type and normalizations (zero_pad, upper), then add a references check", a.name, c.name, ref)
 	}
 	if j.aligned != "" {
 		detail += fmt.Sprintf("; %s proposed with %s, to compare like %s", c.name, j.aligned, ref)

@@ -157,3 +157,25 @@ func (cm *colModel) pinFormats() {
 		cm.formats = append(cm.formats, cands[i])
 	}
 }
+
+// castForms casts a column's values read with its proposed type and
+// normalizations and returns each value's loaded text (as a references
+// check compares it), "" for a value that does not cast or is null.
+func (cm *colModel) castForms() []string {
+	spec := clean.ColumnSpec{Name: cm.name, Type: cm.typ, Formats: cm.formats, Normalize: cm.normalize}
+	schema := arrow.NewSchema([]arrow.Field{{Name: cm.name, Type: clean.ArrowType(cm.typ), Nullable: true}}, nil)
+	c, err := clean.NewCaster([]clean.ColumnSpec{spec}, schema, memory.NewGoAllocator())
+	if err != nil {
+		return nil
+	}
+	defer c.Release()
+	out := make([]string, len(cm.ev.Values))
+	row := make([]string, 1)
+	for i, v := range cm.ev.Values {
+		row[0] = v
+		if errs := c.Cast(row, nil); len(errs) == 0 && !c.Cells()[0].Null {
+			out[i] = clean.FormatCell(cm.typ, c.Cells()[0])
+		}
+	}
+	return out
+}
