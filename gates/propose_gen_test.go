@@ -34,6 +34,7 @@ type genExport struct {
 	dupRows, emptyIDs int    // exact duplicate copies, rows with an empty id
 	orphans           int    // rows whose reference is in no master row
 	badAmounts        int
+	heldBack          int // rows with any of the faults above (a repeat: all but the first in file order)
 	amountCol         string
 	badAmountExample  string
 }
@@ -122,7 +123,7 @@ func genDirty(seed uint64) genExport {
 		day := 1 + r.IntN(365)
 		date := fmt.Sprintf("2025-%02d-%02d", 1+(day-1)/31%12, 1+(day-1)%28)
 		amt := fmt.Sprintf("%d.%02d", r.IntN(5000), r.IntN(100))
-		rows = append(rows, row{id, ref, date, fmt.Sprint(1 + r.IntN(50)), amt, pick(r, "ok", "late", "checked", ""), ""})
+		rows = append(rows, row{id, ref, date, fmt.Sprint(1 + r.IntN(50)), amt, pick(r, "ok", "late", "checked", ""), "", ""})
 	}
 	// Orphans: references to no master row.
 	g.orphans = n/100 + r.IntN(5)
@@ -151,7 +152,9 @@ func genDirty(seed uint64) genExport {
 	g.dupRows = n/200 + 1 + r.IntN(6)
 	for _, i := range perm2[g.emptyIDs : g.emptyIDs+g.dupRows] {
 		at := r.IntN(len(rows) + 1)
-		rows = slices.Insert(rows, at, slices.Clone(rows[i]))
+		cp := slices.Clone(rows[i])
+		cp[7] = "copy" // placed anywhere: the first in file order is the one kept
+		rows = slices.Insert(rows, at, cp)
 	}
 	g.childRows = len(rows)
 	g.orphans, g.badAmounts = 0, 0 // a duplicated orphan is two orphan rows
@@ -181,6 +184,29 @@ func genDirty(seed uint64) genExport {
 	}
 	for name, pb := range parts {
 		g.files[name] = pb.String()
+	}
+	// Held back: every row with a fault; of rows with the same id, all but
+	// the first in file order (files by name).
+	names := make([]string, 0, len(parts))
+	for name := range parts {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	seenID := map[string]bool{}
+	for _, name := range names {
+		for _, rw := range rows {
+			if monthly && name != fact.many+"_"+rw[2][:7]+".csv" {
+				continue
+			}
+			bad := rw[0] == "" || rw[6] == "orphan" || slices.Contains([]string{"12x.50", "1.2.3", "about 5"}, rw[4])
+			if rw[0] != "" && seenID[rw[0]] {
+				bad = true
+			}
+			seenID[rw[0]] = true
+			if bad {
+				g.heldBack++
+			}
+		}
 	}
 	return g
 }
@@ -460,4 +486,36 @@ func TestProposePinsTimestampFormatsByFrequency(t *testing.T) {
 	if c.Type != "timestamp" || len(c.Formats) != 2 || !strings.Contains(c.Formats[0], "dd HH") || !strings.Contains(c.Formats[1], "ddTHH") {
 		t.Errorf("updated_at: %s %q; want timestamp with the space form (30 values) before the T form (10)", c.Type, c.Formats)
 	}
+}
+
+// TestWriteGeneratedExport writes one generated export to
+// $LIMA_GEN_DIR/<seed> with its ground truth, to walk the newcomer path
+// (init --defaults, propose --write, approve, run) by hand. Skipped
+// unless LIMA_GEN_DIR is set.
+func TestWriteGeneratedExport(t *testing.T) {
+	out := os.Getenv("LIMA_GEN_DIR")
+	if out == "" {
+		t.Skip("LIMA_GEN_DIR not set")
+	}
+	for seed := uint64(1); seed <= 12; seed++ {
+		g := genDirty(seed)
+		dir := filepath.Join(out, fmt.Sprint(seed))
+		for name, body := range g.files {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("seed %d: %s key %s (dirty %v); %s key %s, %d rows: %d duplicate copies, %d empty ids, %d orphans (%s), %d bad amounts; expect %d loaded, %d held back",
+			seed, g.parent, g.parentKey, g.masterDirty, g.child, g.childKey, g.childRows, g.dupRows, g.emptyIDs, g.orphans, g.refCol, g.badAmounts, g.childRows-g.heldBack, g.heldBack)
+	}
+}
+
+// GenDirtyForTest exposes the generator to the external test package
+// (propose_e2e_test.go), which may import flow.
+func GenDirtyForTest(seed uint64) (files map[string]string, child string, rows, heldBack int) {
+	g := genDirty(seed)
+	return g.files, g.child, g.childRows, g.heldBack
 }
