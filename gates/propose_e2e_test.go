@@ -15,9 +15,9 @@ import (
 // TestNewcomerPathOnGeneratedExports: the proposal for a generated dirty
 // export, approved without edits and run, loads exactly the rows the
 // generator calls good and holds back exactly its bad ones (duplicate
-// copies, empty ids, orphans, bad amounts), on 5 seeds.
+// copies, empty ids, orphans, bad amounts), on 8 seeds.
 func TestNewcomerPathOnGeneratedExports(t *testing.T) {
-	for seed := uint64(1); seed <= 5; seed++ {
+	for seed := uint64(1); seed <= 8; seed++ {
 		files, child, rows, held := gates.GenDirtyForTest(seed)
 		t.Run(fmt.Sprintf("seed%d_%s", seed, child), func(t *testing.T) {
 			ws := t.TempDir()

@@ -44,9 +44,11 @@ func pick[T any](r *rand.Rand, xs ...T) T { return xs[r.IntN(len(xs))] }
 func upperFirst(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
 
 // idHeader names an identifier column of entity e in one of the styles
-// exports use.
-func idHeader(r *rand.Rand, e string) string {
-	return pick(r, e+"_id", upperFirst(e)+"ID", strings.ToUpper(e)+"_ID", upperFirst(e[:4])+"#", upperFirst(e)+"_Id", e+"_no")
+// exports use; style k picks the style (callers rotate it with the seed so
+// that every style is drawn).
+func idHeader(k int, e string) string {
+	styles := []string{e + "_id", upperFirst(e) + "ID", strings.ToUpper(e) + "_ID", upperFirst(e[:4]) + "#", upperFirst(e) + "_Id", e + "_no"}
+	return styles[k%len(styles)]
 }
 
 func genDirty(seed uint64) genExport {
@@ -55,8 +57,8 @@ func genDirty(seed uint64) genExport {
 	master := pick(r, ent{"supplier", "suppliers"}, ent{"vendor", "vendors"}, ent{"customer", "customers"}, ent{"partner", "partners"})
 	fact := pick(r, ent{"inspection", "inspections"}, ent{"order", "orders"}, ent{"receipt", "receipts"}, ent{"claim", "claims"})
 	g := genExport{files: map[string]string{}, parent: master.many, child: fact.many}
-	g.parentKey = idHeader(r, master.one)
-	g.childKey = idHeader(r, fact.one)
+	g.parentKey = idHeader(int(seed)+r.IntN(2)*6, master.one)
+	g.childKey = idHeader(int(seed/2)+r.IntN(3), fact.one)
 	// The reference: the master key's own header, or another name.
 	g.refCol = pick(r, g.parentKey, master.one+"_ref", upperFirst(master.one)+"Code", master.one+"_number")
 
