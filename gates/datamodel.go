@@ -90,8 +90,6 @@ type colModel struct {
 	typ       plan.Type
 	formats   []string
 	normalize []string
-	// distinct key forms of Values, computed when needed for joins.
-	sample map[string]struct{}
 	// join forms of KeySet, when the column is a key others may refer to.
 	jforms map[string]struct{}
 }
@@ -603,17 +601,6 @@ func idRank(name string) int {
 // keyable reports whether a column's type can hold a key.
 func keyable(t plan.Type) bool {
 	return t.Kind == plan.String || t.IsIntegral()
-}
-
-// keyForms returns the distinct key forms of a column's sampled values.
-func (c *colModel) keyForms() map[string]struct{} {
-	if c.sample == nil {
-		c.sample = map[string]struct{}{}
-		for _, v := range c.ev.Values {
-			c.sample[KeyForm(v)] = struct{}{}
-		}
-	}
-	return c.sample
 }
 
 // dateColumn returns the date column most likely queried, or -1.
