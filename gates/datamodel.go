@@ -33,10 +33,12 @@ type TableEvidence struct {
 	Units []string
 	Files []run.FileResult
 	// Rows is the number of data rows read; Sampled is true when the
-	// files hold more (reading stopped at the cap).
-	Rows    int64
-	Sampled bool
-	Columns []ColumnEvidence
+	// files hold more (reading stopped at the cap). RowBytes is about how
+	// many bytes of text the rows read took (values and separators).
+	Rows     int64
+	RowBytes int64
+	Sampled  bool
+	Columns  []ColumnEvidence
 }
 
 // ColumnEvidence is what gate 3 knows of one column.
@@ -46,9 +48,16 @@ type ColumnEvidence struct {
 	// Values are the column's first non-null values (up to SampleValues),
 	// raw.
 	Values []string
-	// KeySet holds the key form (KeyForm) of every value read while the
-	// column could be a key: nil once a null or many repeats were seen.
+	// KeySet holds the key form (KeyForm) of every non-null value read
+	// while the column could be a key: nil once many nulls (over 5%) or
+	// many repeats (over 2%) were seen.
 	KeySet map[string]struct{}
+	// Empty counts the null or empty values read.
+	Empty int64
+	// Rows are the column's values in the first SampleValues rows read,
+	// "" for null, aligned across the columns of a table (for composite
+	// keys).
+	Rows []string
 	// Dups counts values whose key form was seen before; DupExample is
 	// the first of them.
 	Dups       int64
@@ -81,8 +90,8 @@ type colModel struct {
 	typ       plan.Type
 	formats   []string
 	normalize []string
-	// distinct key forms of Values, computed when needed for joins.
-	sample map[string]struct{}
+	// join forms of KeySet, when the column is a key others may refer to.
+	jforms map[string]struct{}
 }
 
 // tableModel is a table being proposed.
@@ -90,7 +99,8 @@ type tableModel struct {
 	ev         *TableEvidence
 	name       string
 	cols       []*colModel
-	key        int // index in cols, -1 for none
+	key        int   // index in cols of a single-column key, -1 for none
+	keys       []int // the key's columns (one, or a pair)
 	joins      []joinModel
 	referenced []string // tables whose join keys reference this table
 	partition  string
@@ -100,8 +110,14 @@ type joinModel struct {
 	col    int // index in the table's cols
 	to     *tableModel
 	byName bool
-	found  int
-	total  int
+	found  int // distinct values found in the key
+	total  int // distinct values
+	// rows with a value read, and those whose value is not in the key
+	rows, orphans int
+	missing       []string // examples of values not found
+	check         bool     // a references check is proposed too
+	aligned       string   // what was changed to compare like the key
+	unlike        int      // values that match the key only as keys, not as loaded
 }
 
 // Propose turns the evidence of candidate tables into a data model:
@@ -290,7 +306,13 @@ func (tm *tableModel) proposeColumns() []Finding {
 	}
 	detail := fmt.Sprintf("%s matched %s%s; %d data rows read", strings.Join(ev.Globs, ", "), countNoun(len(ev.Units), "file", "files"), sheet, ev.Rows)
 	if ev.Sampled {
-		detail += " (the files hold more: what follows was observed on these rows)"
+		read := 0
+		for _, f := range ev.Files {
+			if f.RowsRead > 0 {
+				read++
+			}
+		}
+		detail += fmt.Sprintf(" (sampled %d of %d files, the first rows of each; the files hold more: what follows was observed on these rows)", read, len(ev.Units))
 	}
 	fix := ""
 	if unread != "" {
@@ -335,13 +357,14 @@ func (cm *colModel) decideType(table string) []Finding {
 		// Zero-padded identifiers stay text.
 	default:
 		if r, ok := refineType(cm.ev.Values, p); ok {
-			cm.typ, cm.formats = r.typ, r.formats
-			if r.misfits > 0 {
-				fs = append(fs, Finding{Name: ref + ": type", Status: Warn,
-					Detail: fmt.Sprintf("%s: %d of %d values read fit it; %s (%s) does not: the profile alone would keep the column as text",
-						describeType(r.typ, r.formats), len(cm.ev.Values)-r.misfits, len(cm.ev.Values), countNoun(r.misfits, "value", "values"), r.example),
-					Fix: "the values that do not fit become exceptions at load, to fix at the source; keep the column as string if they are meant as text"})
-			}
+			cm.typ, cm.formats = r.typ, r.formats // checkFit names the values that do not fit
+		} else if r.typ.Kind != plan.Unknown && r.typ.Kind != plan.String && 5*r.misfits <= len(cm.ev.Values) {
+			// Most values fit a type: say why the column stays text.
+			n := len(cm.ev.Values)
+			fs = append(fs, Finding{Name: ref + ": type", Status: Warn,
+				Detail: fmt.Sprintf("string: only %d of %d values read (%.1f%%) fit %s, less than %.1f%%; %s do not (e.g. %s)",
+					n-r.misfits, n, 100*float64(n-r.misfits)/float64(n), describeType(r.typ, r.formats), 100*typeMinFitShare, countNoun(r.misfits, "value", "values"), r.example),
+				Fix: fmt.Sprintf("set type %s by hand if those values are errors (they are then held back at load), or keep the column as text", r.typ)})
 		}
 	}
 	if cm.typ.Kind == plan.Date && p.DateOrder.Order != "" && !p.DateOrder.Ambiguous {
@@ -357,6 +380,10 @@ func (cm *colModel) decideType(table string) []Finding {
 	}
 	if comma && cm.typ.IsNumeric() {
 		cm.normalize = append(cm.normalize, "decimal_comma")
+	}
+	cm.pinFormats()
+	if f, ok := cm.checkFit(ref); ok {
+		fs = append(fs, f)
 	}
 	if cm.typ.Kind == plan.String {
 		if f, ok := cm.padding(ref); ok {
@@ -467,10 +494,8 @@ func refineType(values []string, p clean.ColumnProfile) (refined, bool) {
 		return refined{}, false
 	}
 	misfits := n - len(fit[best])
-	if misfits > 0 && (n < 5 || misfits > max(1, n/20)) {
-		return refined{}, false
-	}
 	r := refined{misfits: misfits, example: example}
+	tooMany := misfits > 0 && (n < 5 || misfits > max(1, n/20))
 	switch best {
 	case "date":
 		r.typ = plan.Type{Kind: plan.Date}
@@ -492,6 +517,9 @@ func refineType(values []string, p clean.ColumnProfile) (refined, bool) {
 			return refined{}, false
 		}
 		r.typ = inf.Type
+	}
+	if tooMany {
+		return r, false // r says which type most values fit
 	}
 	return r, true
 }
@@ -575,165 +603,6 @@ func keyable(t plan.Type) bool {
 	return t.Kind == plan.String || t.IsIntegral()
 }
 
-// proposeKey chooses the table's key.
-func (tm *tableModel) proposeKey() []Finding {
-	ev := tm.ev
-	name := tm.name + ": key"
-	best, near := -1, -1
-	for i, c := range tm.cols {
-		ce := c.ev
-		if !keyable(c.typ) || idRank(c.name) > 1 || ce.KeySet == nil || int64(ce.Profile.NonNull) != ev.Rows || ev.Rows == 0 {
-			continue
-		}
-		better := func(j int) bool {
-			return j < 0 || idRank(c.name) < idRank(tm.cols[j].name)
-		}
-		switch {
-		case ce.Dups == 0:
-			if better(best) {
-				best = i
-			}
-		case ce.Dups <= max(1, ev.Rows/100):
-			if better(near) {
-				near = i
-			}
-		}
-	}
-	scope := "all rows read"
-	if ev.Sampled {
-		scope = fmt.Sprintf("the first %d rows read; the files hold more, so uniqueness is only observed on this sample", ev.Rows)
-	}
-	switch {
-	case best >= 0:
-		tm.key = best
-		c := tm.cols[best]
-		st, fix := Pass, ""
-		if ev.Sampled {
-			st, fix = Warn, "confirm the key with the source's owner; duplicates in the rest are held back at load (rule unique)"
-		}
-		return []Finding{{Name: name, Status: st, Fix: fix,
-			Detail: fmt.Sprintf("%s: %d distinct values = %d non-null = %d rows (%s)", c.name, len(c.ev.KeySet), c.ev.Profile.NonNull, ev.Rows, scope)}}
-	case near >= 0:
-		tm.key = near
-		c := tm.cols[near]
-		return []Finding{{Name: name, Status: Warn,
-			Detail: fmt.Sprintf("%s: %d distinct values in %d rows, none null; %s a key seen before (%s) (%s)",
-				c.name, len(c.ev.KeySet), ev.Rows, countNoun(int(c.ev.Dups), "row repeats", "rows repeat"), c.ev.DupExample, scope),
-			Fix: "the rows that repeat a key are held back at load (rule unique) for their owner to resolve; choose another key if this one is wrong"}}
-	}
-	return []Finding{{Name: name, Status: Warn,
-		Detail: "no column named like an identifier (id, *_id, *_no, *_code, …) has a value in every row, all distinct",
-		Fix:    "declare load.keys by hand if the source has a key (several columns are allowed); without one gate 4 cannot check for duplicate rows"}}
-}
-
-// keyForms returns the distinct key forms of a column's sampled values.
-func (c *colModel) keyForms() map[string]struct{} {
-	if c.sample == nil {
-		c.sample = map[string]struct{}{}
-		for _, v := range c.ev.Values {
-			c.sample[KeyForm(v)] = struct{}{}
-		}
-	}
-	return c.sample
-}
-
-// proposeJoins finds the join keys between tables.
-func proposeJoins(tables []*tableModel) []Finding {
-	var fs []Finding
-	for _, a := range tables {
-		for ci, c := range a.cols {
-			if !keyable(c.typ) {
-				continue
-			}
-			var best *joinModel
-			for _, b := range tables {
-				if b == a || b.key < 0 {
-					continue
-				}
-				k := b.cols[b.key]
-				sameName := c.name == k.name && c.name != "id"
-				if ci == a.key && (!sameName || a.ev.Rows < b.ev.Rows || (a.ev.Rows == b.ev.Rows && a.name < b.name)) {
-					continue // a key refers to another table only 1:1, by name, from the bigger table
-				}
-				forms := c.keyForms()
-				found := 0
-				for f := range forms {
-					if _, ok := k.ev.KeySet[f]; ok {
-						found++
-					}
-				}
-				total := len(forms)
-				share := 0.0
-				if total > 0 {
-					share = float64(found) / float64(total)
-				}
-				byValue := !sameName && share >= 0.95 && total >= 2 && (idRank(c.name) <= 1 || c.typ.Kind == plan.String)
-				if !(sameName && share >= 0.5) && !byValue {
-					continue
-				}
-				j := &joinModel{col: ci, to: b, byName: sameName, found: found, total: total}
-				if best == nil || (j.byName && !best.byName) || (j.byName == best.byName && share > float64(best.found)/float64(best.total)) {
-					best = j
-				}
-			}
-			if best == nil {
-				continue
-			}
-			a.joins = append(a.joins, *best)
-			if !slices.Contains(best.to.referenced, a.name) {
-				best.to.referenced = append(best.to.referenced, a.name)
-			}
-			fs = append(fs, a.joinFinding(*best))
-		}
-	}
-	return fs
-}
-
-func (a *tableModel) joinFinding(j joinModel) Finding {
-	c, k := a.cols[j.col], j.to.cols[j.to.key]
-	ref := j.to.name + "." + k.name
-	how := fmt.Sprintf("same column name; %s is the key of %s", k.name, j.to.name)
-	if !j.byName {
-		how = fmt.Sprintf("found by value: %s is the key of %s", k.name, j.to.name)
-	}
-	detail := fmt.Sprintf("%s; %d of %d distinct values of %s.%s (in the first %d values read) are in %s (%.0f%%)",
-		how, j.found, j.total, a.name, c.name, len(c.ev.Values), ref, 100*float64(j.found)/float64(j.total))
-	if j.to.ev.Sampled {
-		detail += fmt.Sprintf("; %s was read only in part, so the overlap is a lower bound", j.to.name)
-	}
-	st, fix := Pass, ""
-	if j.found < j.total {
-		var missing []string
-		for f := range c.keyForms() {
-			if _, ok := k.ev.KeySet[f]; !ok {
-				missing = append(missing, f)
-			}
-		}
-		sort.Strings(missing)
-		detail += "; not found: " + listFirst(missing, 3)
-		st = Warn
-		fix = fmt.Sprintf("rows of %s whose %s is not in %s find nothing when joined; add a references check to hold them back, or fix the source", a.name, c.name, ref)
-	}
-	if c.typ.Kind != k.typ.Kind {
-		st = Warn
-		fix = strings.TrimPrefix(fix+"; ", "; ") + fmt.Sprintf("the types differ (%s is %s, %s is %s): give both the same type", c.name, c.typ, ref, k.typ)
-	}
-	return Finding{Name: fmt.Sprintf("%s.%s → %s: join", a.name, c.name, ref), Status: st, Detail: detail, Fix: fix}
-}
-
-// dateRank prefers columns whose name says they hold the date of the row.
-func dateRank(name string) int {
-	for _, s := range []string{"_on", "_at", "_date", "_dt", "_ts", "_time", "ilja", "ilsi"} {
-		if strings.HasSuffix(name, s) {
-			return 0
-		}
-	}
-	if strings.Contains(name, "date") || strings.Contains(name, "time") || name == "day" {
-		return 0
-	}
-	return 1
-}
-
 // dateColumn returns the date column most likely queried, or -1.
 func (tm *tableModel) dateColumn() int {
 	best := -1
@@ -759,52 +628,6 @@ func (tm *tableModel) dateColumn() int {
 	return best
 }
 
-// proposePartition chooses the table's partition.
-func (tm *tableModel) proposePartition(mode string) Finding {
-	name := tm.name + ": partition"
-	if mode == "none" {
-		return Finding{Name: name, Status: Pass, Detail: "none: gate 1 chose no partitions (scope.partitioning: none)"}
-	}
-	if len(tm.referenced) > 0 && mode != "date" {
-		return Finding{Name: name, Status: Pass, Detail: fmt.Sprintf("none: %s is a dimension (%s join to it), read whole in joins", tm.name, strings.Join(tm.referenced, ", "))}
-	}
-	if i := tm.dateColumn(); i >= 0 {
-		c := tm.cols[i]
-		lo, hi := c.ev.TimeMin, c.ev.TimeMax
-		tr, why := "day", "at most 3 months"
-		if hi.After(lo.AddDate(0, 3, 0)) {
-			tr, why = "month", "more than 3 months"
-		}
-		tm.partition = fmt.Sprintf("%s(%s)", tr, c.name)
-		return Finding{Name: name, Status: Pass, Detail: fmt.Sprintf("%s: %s is the date most likely queried; its values span %s … %s, %s", tm.partition, c.name,
-			lo.Format(time.DateOnly), hi.Format(time.DateOnly), why)}
-	}
-	if mode == "date" {
-		return Finding{Name: name, Status: Warn, Detail: "none: gate 1 chose partitions by date (scope.partitioning: date), but the table has no date column",
-			Fix: "partition it by hand, or leave it unpartitioned"}
-	}
-	best := -1
-	for i, c := range tm.cols {
-		p := c.ev.Profile
-		// A dimension: text or boolean, 2 to 50 values each seen twice on
-		// average, hardly ever null, and no dates of an undecided order.
-		if i == tm.key || (c.typ.Kind != plan.String && c.typ.Kind != plan.Boolean) || p.Distinct < 2 || p.Distinct > 50 ||
-			int(p.Distinct)*2 > p.NonNull || p.NonNull*10 < p.Count*9 || p.DateOrder.Dates > 0 {
-			continue
-		}
-		if best < 0 || p.Distinct < tm.cols[best].ev.Profile.Distinct {
-			best = i
-		}
-	}
-	if best >= 0 {
-		c := tm.cols[best]
-		tm.partition = c.name
-		return Finding{Name: name, Status: Pass, Detail: fmt.Sprintf("%s (identity): no date column; %s has %d distinct values, a dimension queries filter on",
-			c.name, c.name, c.ev.Profile.Distinct)}
-	}
-	return Finding{Name: name, Status: Pass, Detail: "none: no date column, and no text column with 2 to 50 values that repeat"}
-}
-
 // table renders the proposed base table.
 func (tm *tableModel) table(sensitive []string) *plan.Table {
 	t := &plan.Table{Type: plan.TableBase, WrittenBy: "lima",
@@ -822,14 +645,18 @@ func (tm *tableModel) table(sensitive []string) *plan.Table {
 		pc.Sensitive = matchesAny(sensitive, c.name) || matchesAny(sensitive, c.header)
 		t.Columns = append(t.Columns, pc)
 	}
-	if tm.key >= 0 {
-		t.Load.Keys = []string{tm.cols[tm.key].name}
+	for _, i := range tm.keys {
+		t.Load.Keys = append(t.Load.Keys, tm.cols[i].name)
 	}
 	if tm.partition != "" {
 		t.Partition = []string{tm.partition}
 	}
 	for _, j := range tm.joins {
-		t.JoinKeys = append(t.JoinKeys, plan.JoinKey{Column: tm.cols[j.col].name, References: j.to.name + "." + j.to.cols[j.to.key].name})
+		ref := j.to.name + "." + j.to.cols[j.to.key].name
+		t.JoinKeys = append(t.JoinKeys, plan.JoinKey{Column: tm.cols[j.col].name, References: ref})
+		if j.check {
+			t.Checks = append(t.Checks, plan.Check{Rule: plan.RuleReferences, Column: tm.cols[j.col].name, References: ref})
+		}
 	}
 	return t
 }

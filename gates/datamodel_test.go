@@ -11,12 +11,13 @@ import (
 
 	"github.com/lima-lake/lima/engine/clean"
 	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/engine/run"
 	"github.com/lima-lake/lima/engine/source/files"
 )
 
 // col builds the evidence of a column by hand: its inferred type, its
-// values (one per row, "" for null) and, when every value is present, the
-// exact key set.
+// values (one per row, "" for null) and the exact key set of the non-null
+// ones.
 func col(name, typ string, values ...string) ColumnEvidence {
 	t, err := plan.ParseType(typ)
 	if err != nil {
@@ -26,8 +27,9 @@ func col(name, typ string, values ...string) ColumnEvidence {
 	keys := map[string]struct{}{}
 	distinct := map[string]bool{}
 	for _, v := range values {
+		ce.Rows = append(ce.Rows, v)
 		if v == "" {
-			keys = nil
+			ce.Empty++
 			continue
 		}
 		ce.Profile.NonNull++
@@ -103,9 +105,10 @@ func TestProposeKey(t *testing.T) {
 			[]string{"order_id"}, Pass, "order_id: 100 distinct values = 100 non-null = 100 rows (all rows read)"},
 		{"a unique column not named like an identifier is no key", evTable("t", 100, col("name", "string", ids...)),
 			nil, Warn, "no column named like an identifier"},
-		{"nulls rule a column out", evTable("t", 100, col("order_id", "string", withNull...)), nil, Warn, "no column named like an identifier"},
+		{"an empty key value does not rule a column out: the row is held back", evTable("t", 100, col("order_id", "string", withNull...)),
+			[]string{"order_id"}, Warn, "order_id: 99 distinct values in 100 rows; 1 row has no order_id: they will be held back at load (rule not_null for the empty keys"},
 		{"one repeat in 100 rows: a key with a warning", evTable("t", 100, col("order_id", "string", dupIDs...)),
-			[]string{"order_id"}, Warn, "order_id: 99 distinct values in 100 rows, none null; 1 row repeats a key seen before (A001)"},
+			[]string{"order_id"}, Warn, "order_id: 99 distinct values in 100 rows; 1 row repeats a key seen before (A001): they will be held back at load (rule unique for the repeats)"},
 		{"two repeats in 100 rows: no key", evTable("t", 100, col("order_id", "string", twoDups...)), nil, Warn, "no column named like an identifier"},
 		{"a double is never a key", evTable("t", 3, col("item_id", "double", "1.5", "2.5", "3.5")), nil, Warn, "no column"},
 		{"uniqueness on a sample", func() *TableEvidence {
@@ -128,6 +131,31 @@ func TestProposeKey(t *testing.T) {
 	}
 }
 
+// bigTable makes a table's evidence a sample of 2 GiB of input and about
+// 30 million rows (30 rows of 70 bytes read).
+func bigTable(ev *TableEvidence) *TableEvidence {
+	ev.Sampled, ev.RowBytes = true, 30*70
+	ev.Files = []run.FileResult{{Name: "t.csv", Bytes: 2 << 30, RowsRead: 30, Status: "read"}}
+	return ev
+}
+
+// TestProposeNoPartitionForSmallTables: a table of a few rows or of little
+// input is not partitioned, whatever its dates.
+func TestProposeNoPartitionForSmallTables(t *testing.T) {
+	days := make([]string, 30)
+	for i := range days {
+		days[i] = time.Date(2026, 1, 1+i, 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
+	}
+	small := evTable("t", 30, col("event_id", "string", seq("E", 30)...), span(col("occurred_on", "date", days...), "2025-01-01", "2026-04-02"))
+	pr := Propose([]*TableEvidence{small}, ProposeOptions{})
+	if got := pr.Plan.Tables["t"].Partition; got != nil {
+		t.Errorf("partition %v of a 30-row table", got)
+	}
+	if f := finding(t, pr.Findings, "t: partition"); !strings.Contains(f.Detail, "none: a small table") {
+		t.Errorf("detail %q", f.Detail)
+	}
+}
+
 func TestProposePartition(t *testing.T) {
 	ids := seq("E", 30)
 	regions := make([]string, 30)
@@ -135,6 +163,11 @@ func TestProposePartition(t *testing.T) {
 		regions[i] = []string{"north", "south", "east"}[i%3]
 	}
 	many := seq("X", 30)
+	days, stamps := make([]string, 30), make([]string, 30)
+	for i := range days {
+		days[i] = time.Date(2026, 1, 1+i, 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
+		stamps[i] = days[i] + "T08:00:00Z"
+	}
 	cases := []struct {
 		name    string
 		cols    []ColumnEvidence
@@ -142,28 +175,31 @@ func TestProposePartition(t *testing.T) {
 		want    []string
 		contain string
 	}{
-		{"span over three months: month", []ColumnEvidence{col("event_id", "string", ids...), span(col("occurred_on", "date", ids...), "2026-01-01", "2026-04-02")},
-			"", []string{"month(occurred_on)"}, "its values span 2026-01-01 … 2026-04-02, more than 3 months"},
-		{"span of three months exactly: day", []ColumnEvidence{col("event_id", "string", ids...), span(col("occurred_on", "date", ids...), "2026-01-01", "2026-04-01")},
-			"", []string{"day(occurred_on)"}, "at most 3 months"},
-		{"a date named like the row's date beats a wider span", []ColumnEvidence{
-			span(col("valid_until", "date", ids...), "2020-01-01", "2030-01-01"), span(col("created_at", "timestamptz", ids...), "2026-01-01", "2026-01-20")},
-			"", []string{"day(created_at)"}, "created_at is the date most likely queried"},
+		{"span over three months: month", []ColumnEvidence{col("event_id", "string", ids...), span(col("occurred_on", "date", days...), "2026-01-01", "2026-04-02")},
+			"", []string{"month(occurred_on)"}, "its values span 2026-01-01 … 2026-04-02, about 3 month(s) of"},
+		{"a month of 2 GiB: day", []ColumnEvidence{col("event_id", "string", ids...), span(col("occurred_on", "date", days...), "2026-01-01", "2026-01-30")},
+			"", []string{"day(occurred_on)"}, "about 30 day(s) of 68.3 MiB each"},
+		{"a business date beats an audit column with a wider span", []ColumnEvidence{
+			span(col("updated_at", "timestamptz", stamps...), "2020-01-01", "2030-01-01"), span(col("inspection_date", "date", days...), "2026-01-01", "2026-01-20")},
+			"", []string{"day(inspection_date)"}, "inspection_date is the date most likely queried"},
+		{"a plain date beats etl_loaded_ts", []ColumnEvidence{
+			span(col("etl_loaded_ts", "timestamptz", stamps...), "2020-01-01", "2030-01-01"), span(col("valid_until", "date", days...), "2026-01-01", "2026-06-20")},
+			"", []string{"month(valid_until)"}, "valid_until is the date most likely queried"},
 		{"between two named dates, the widest span", []ColumnEvidence{
-			span(col("shipped_on", "date", ids...), "2026-01-01", "2026-01-10"), span(col("ordered_on", "date", ids...), "2025-01-01", "2026-01-10")},
+			span(col("shipped_on", "date", days...), "2026-01-01", "2026-01-10"), span(col("ordered_on", "date", days...), "2025-01-01", "2026-01-10")},
 			"", []string{"month(ordered_on)"}, "ordered_on"},
 		{"no date: a dimension of a few values", []ColumnEvidence{col("event_id", "string", ids...), col("region", "string", regions...)},
 			"", []string{"region"}, "region (identity): no date column; region has 3 distinct values"},
 		{"no date, no repeating dimension: none", []ColumnEvidence{col("event_id", "string", ids...), col("label", "string", many...)},
 			"", nil, "none: no date column"},
-		{"gate 1 said none", []ColumnEvidence{span(col("occurred_on", "date", ids...), "2026-01-01", "2026-04-02")},
+		{"gate 1 said none", []ColumnEvidence{span(col("occurred_on", "date", days...), "2026-01-01", "2026-04-02")},
 			"none", nil, "gate 1 chose no partitions"},
 		{"gate 1 said date: no dimension fallback", []ColumnEvidence{col("region", "string", regions...)},
 			"date", nil, "no date column"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			pr := Propose([]*TableEvidence{evTable("t", 30, tc.cols...)}, ProposeOptions{Partitioning: tc.mode})
+			pr := Propose([]*TableEvidence{bigTable(evTable("t", 30, tc.cols...))}, ProposeOptions{Partitioning: tc.mode})
 			if got := pr.Plan.Tables["t"].Partition; !slices.Equal(got, tc.want) {
 				t.Errorf("partition %v, want %v", got, tc.want)
 			}
@@ -186,15 +222,15 @@ func TestProposeJoins(t *testing.T) {
 	}{
 		{"same name, all values found", evTable("orders", 5, col("order_id", "long", "1", "2", "3", "4", "5"), col("customer_id", "string", "C1", "C1", "C2", "C3", "C4")),
 			[]plan.JoinKey{{Column: "customer_id", References: "customers.customer_id"}}, Pass,
-			"same column name; customer_id is the key of customers; 4 of 4 distinct values of orders.customer_id (in the first 5 values read) are in customers.customer_id (100%)"},
+			"same column name; customer_id is the key of customers; compared as keys (trimmed, NFC, without leading zeros, ignoring case): 5 of 5 rows with a value (100.0%), 4 of 4 distinct values of orders.customer_id are in customers.customer_id; a references check holds back a row whose value is not there"},
 		{"same name, three of four found: joined with a warning", evTable("orders", 4, col("order_id", "long", "1", "2", "3", "4"), col("customer_id", "string", "C1", "C2", "C3", "C9")),
-			[]plan.JoinKey{{Column: "customer_id", References: "customers.customer_id"}}, Warn, "3 of 4 distinct values of orders.customer_id (in the first 4 values read) are in customers.customer_id (75%); not found: C9"},
+			[]plan.JoinKey{{Column: "customer_id", References: "customers.customer_id"}}, Warn, "3 of 4 rows with a value (75.0%), 3 of 4 distinct values of orders.customer_id are in customers.customer_id; 1 row whose customer_id is not in customers.customer_id (C9)"},
 		{"same name, under half found: not a join", evTable("orders", 4, col("order_id", "long", "1", "2", "3", "4"), col("customer_id", "string", "C1", "X2", "X3", "X9")),
 			nil, "", ""},
 		{"another name, every value found", evTable("orders", 4, col("order_id", "long", "1", "2", "3", "4"), col("buyer_code", "string", "C1", "C2", "C3", "C2")),
-			[]plan.JoinKey{{Column: "buyer_code", References: "customers.customer_id"}}, Pass, "found by value: customer_id is the key of customers; 3 of 3 distinct values"},
+			[]plan.JoinKey{{Column: "buyer_code", References: "customers.customer_id"}}, Pass, "4 of 4 rows with a value (100.0%), 3 of 3 distinct values"},
 		{"another name, padded values found by their key form", evTable("orders", 4, col("order_id", "long", "1", "2", "3", "4"), col("buyer_code", "string", " C1", "C2 ", "C3", "C2")),
-			[]plan.JoinKey{{Column: "buyer_code", References: "customers.customer_id"}}, Pass, "(100%)"},
+			[]plan.JoinKey{{Column: "buyer_code", References: "customers.customer_id"}}, Pass, "(100.0%)"},
 		{"another name, 2 of 3 found: no join", evTable("orders", 4, col("order_id", "long", "1", "2", "3", "4"), col("buyer_code", "string", "C1", "C2", "Z3", "C2")),
 			nil, "", ""},
 		{"a measure that happens to match is no join", evTable("orders", 4, col("order_id", "long", "1", "2", "3", "4"), col("qty", "long", "1", "2", "3", "4")),
@@ -233,7 +269,7 @@ func TestProposeTypeRefinement(t *testing.T) {
 		contain string
 	}{
 		{"one bad date of twelve: date", append(slices.Clone(twelve), "2026-02-30"), false, clean.DateDecision{}, "date", []string{"yyyy-MM-dd", "yyyy/M/d"},
-			`date (yyyy-MM-dd, yyyy/M/d): 11 of 12 values read fit it; 1 value ("2026-02-30") does not`},
+			`date (yyyy-MM-dd, yyyy/M/d): 11 of 12 values read fit it (91.7%); 1 value ("2026-02-30") does not`},
 		{"two bad dates of twelve: text", append(slices.Clone(twelve[:10]), "2026-02-30", "soon"), false, clean.DateDecision{}, "string", nil, ""},
 		{"fewer than five values need all to fit", []string{"1", "2", "x"}, false, clean.DateDecision{}, "string", nil, ""},
 		{"SAP numbers with a typo: decimal", []string{"150.000-", "1,250.500", "980.250", "75.125-", "0.000", "12x.50"}, false, clean.DateDecision{}, "decimal(18,3)", nil, `("12x.50")`},

@@ -69,7 +69,7 @@ func ProposeDataModel(ctx context.Context, p *plan.Plan, o ProposeOptions) (*Pro
 		}
 	}
 	prop := Propose(ev, o)
-	prop.Findings = append(found, prop.Findings...)
+	prop.Findings = append(append([]Finding{}, found...), prop.Findings...) // never nil: findings are always printed
 	// Database sources: one table per base table (discover_db.go).
 	taken := map[string]bool{}
 	for n := range prop.Plan.Tables {
@@ -164,6 +164,14 @@ func discover(ctx context.Context, src source.Source, sname string) ([]candidate
 	if err != nil {
 		return nil, nil, err
 	}
+	var linkFindings []Finding
+	if fsrc, ok := src.(*files.Source); ok {
+		if out := fsrc.LinksOutside(); len(out) > 0 {
+			linkFindings = append(linkFindings, Finding{Name: "source " + sname + ": links left out", Status: Warn,
+				Detail: fmt.Sprintf("%d symbolic link(s) lead outside the source folder or to nothing, and are not read: %s", len(out), listFirst(out, 5)),
+				Fix:    "copy or move the files they point to into the source folder (links inside it are followed), or point the source at a folder that holds them"})
+		}
+	}
 	type member struct {
 		u           source.Unit
 		dir, ext    string
@@ -211,6 +219,7 @@ func discover(ctx context.Context, src source.Source, sname string) ([]candidate
 		}
 		g.members = append(g.members, m)
 	}
+	findings = append(findings, linkFindings...)
 	if len(skipped) > 0 {
 		findings = append(findings, Finding{Name: "source " + sname + ": files left out", Status: Warn,
 			Detail: fmt.Sprintf("%d file(s) of no data format Lima reads (csv, tsv, ndjson, json, parquet, xlsx): %s", len(skipped), listFirst(skipped, 5)),
@@ -219,6 +228,11 @@ func discover(ctx context.Context, src source.Source, sname string) ([]candidate
 	all := make([]string, 0, len(units))
 	for _, u := range units {
 		all = append(all, u.Name)
+	}
+	if len(order) == 0 {
+		findings = append(findings, Finding{Name: "source " + sname + ": no data files", Status: Warn,
+			Detail: fmt.Sprintf("%s listed, none of a data format Lima reads (csv, tsv, ndjson, json, parquet, xlsx)", countNoun(len(units), "file", "files")),
+			Fix:    "check the source path, or add tables by hand"})
 	}
 	var out []candidate
 	for _, key := range order {
@@ -335,35 +349,91 @@ func listFirst(items []string, n int) string {
 	return strings.Join(items[:n], ", ") + fmt.Sprintf(" and %d more", len(items)-n)
 }
 
-// ReadEvidence reads up to maxRows data rows of a table's units (in order)
-// and collects what gate 3 decides from: each column's profile (clean's
+// ReadEvidence reads up to maxRows data rows of a table's units and
+// collects what gate 3 decides from: each column's profile (clean's
 // profiler), its first SampleValues non-null values, the exact set of its
-// key forms while it can still be a key, and the span of its dates.
+// key forms while it can still be a key, and the span of its dates. The
+// rows are spread over every unit: each reads up to an equal share of what
+// is left of maxRows (the first rows of each file), so that twelve monthly
+// files show twelve months, not the first months only.
 func ReadEvidence(ctx context.Context, src source.Source, units []source.Unit, so source.Options, maxRows int64) (*TableEvidence, error) {
 	var cols []*collector
-	tp, err := run.ProfileUnits(ctx, src, units, so, nil, maxRows, func(vals []string, declaredNull []bool, seen int64) {
-		if cols == nil {
-			for range vals {
+	var header []string
+	var prof *clean.Profiler
+	ev := &TableEvidence{}
+	for _, u := range units {
+		ev.Units = append(ev.Units, u.Name)
+	}
+	var rows int64
+	for i, u := range units {
+		share := (maxRows - rows) / int64(len(units)-i)
+		if share <= 0 {
+			ev.Sampled = true
+			break
+		}
+		var buf [][2][]string // this unit's rows: values, nulls ("1")
+		tp, err := run.ProfileUnits(ctx, src, []source.Unit{u}, so, nil, share, func(vals []string, declaredNull []bool, seen int64) {
+			nv := make([]string, len(vals))
+			nn := make([]string, len(vals))
+			copy(nv, vals)
+			for k, d := range declaredNull {
+				if d {
+					nn[k] = "1"
+				}
+			}
+			buf = append(buf, [2][]string{nv, nn})
+		})
+		if err != nil {
+			return nil, err
+		}
+		ev.Files = append(ev.Files, tp.Files...)
+		if tp.Sampled {
+			ev.Sampled = true
+		}
+		if len(tp.Columns) == 0 {
+			continue // unreadable
+		}
+		if header == nil {
+			for _, c := range tp.Columns {
+				header = append(header, c.Name)
+			}
+			prof = clean.NewProfiler(header, nil)
+			for range header {
 				cols = append(cols, newCollector())
 			}
 		}
-		for i, c := range cols {
-			c.add(vals[i], declaredNull[i] || isNullToken(vals[i]), seen)
+		// This unit's columns by the first unit's header.
+		idx := make([]int, len(header))
+		for k, h := range header {
+			idx[k] = slices.IndexFunc(tp.Columns, func(c clean.ColumnProfile) bool { return c.Name == h })
 		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	ev := &TableEvidence{Files: tp.Files, Rows: tp.Rows, Sampled: tp.Sampled}
-	for _, f := range tp.Files {
-		ev.Units = append(ev.Units, f.Name)
-	}
-	for i, cp := range tp.Columns {
-		c := newCollector()
-		if i < len(cols) {
-			c = cols[i]
+		vals := make([]string, len(header))
+		nulls := make([]bool, len(header))
+		for _, r := range buf {
+			for k, j := range idx {
+				vals[k], nulls[k] = "", true
+				if j >= 0 && j < len(r[0]) {
+					vals[k], nulls[k] = r[0][j], r[1][j] == "1"
+				}
+			}
+			prof.Add(vals)
+			ev.RowBytes += int64(len(vals))
+			for _, v := range vals {
+				ev.RowBytes += int64(len(v))
+			}
+			for k, c := range cols {
+				c.add(vals[k], nulls[k] || isNullToken(vals[k]), rows)
+			}
+			rows++
 		}
-		ce := ColumnEvidence{Profile: cp, Values: c.values, Dups: c.dups, DupExample: c.dupEx}
+	}
+	ev.Rows = rows
+	if prof == nil {
+		return ev, nil
+	}
+	for i, cp := range prof.Profile() {
+		c := cols[i]
+		ce := ColumnEvidence{Profile: cp, Values: c.values, Dups: c.dups, DupExample: c.dupEx, Empty: c.empty, Rows: c.rows}
 		if c.tracking {
 			ce.KeySet = c.keys
 		}
@@ -383,6 +453,8 @@ func isNullToken(v string) bool {
 // collector gathers one column's evidence beyond clean's profile.
 type collector struct {
 	values   []string
+	rows     []string // the first SampleValues rows' values, "" for null
+	empty    int64
 	keys     map[string]struct{}
 	tracking bool
 	dups     int64
@@ -398,9 +470,20 @@ func newCollector() *collector {
 }
 
 func (c *collector) add(v string, null bool, seen int64) {
+	if len(c.rows) < SampleValues {
+		if null {
+			c.rows = append(c.rows, "")
+		} else {
+			c.rows = append(c.rows, v)
+		}
+	}
 	if null {
-		// A column with nulls cannot be a key.
-		c.tracking, c.keys = false, nil
+		// Empty values do not rule a key out: they are counted, and held
+		// back at load (a key value is required).
+		c.empty++
+		if c.tracking && c.empty > 10 && c.empty*20 > seen {
+			c.tracking, c.keys = false, nil // too many to be a key's
+		}
 		return
 	}
 	if len(c.values) < SampleValues {

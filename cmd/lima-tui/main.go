@@ -272,6 +272,11 @@ func runPlan(ctx context.Context, ws flow.Workspace, planPath string, tables []s
 	if err != nil {
 		return fail(stderr, err)
 	}
+	if f, empty := gates.EmptyDataModel(p); empty {
+		fmt.Fprintln(stderr, "lima-tui run: nothing to load:")
+		printFindingLines(stderr, []gates.Finding{f})
+		return exitPrecondition
+	}
 	if err := flow.CheckApproval(p); err != nil {
 		return fail(stderr, err)
 	}
@@ -514,6 +519,13 @@ func cmdApprove(args []string, stdout, stderr io.Writer) int {
 		if failed := gates.FailedFindings(gates.Scope(p)); len(failed) > 0 {
 			fmt.Fprintln(stderr, "lima-tui approve: gate 1 (scope & residency) does not pass; nothing was recorded:")
 			printFindingLines(stderr, failed)
+			return exitPrecondition
+		}
+	}
+	if *gate == "data-model" {
+		if f, empty := gates.EmptyDataModel(p); empty {
+			fmt.Fprintln(stderr, "lima-tui approve: the data model is empty; nothing was recorded:")
+			printFindingLines(stderr, []gates.Finding{f})
 			return exitPrecondition
 		}
 	}

@@ -2,9 +2,11 @@
 // NDJSON and Parquet.
 //
 // Listing walks the folder through an os.Root, so neither a glob, a unit
-// name nor a symbolic link can reach outside of it. Symbolic links are not
-// listed (only regular files are units). Readers stream: memory stays
-// bounded whatever the size of the file.
+// name nor a symbolic link can reach outside of it. A symbolic link that
+// resolves inside the root is followed (a linked file is a unit under the
+// link's name, a linked folder is walked, once); a link that leads outside
+// the root (or nowhere) is not listed, and LinksOutside names it. Readers
+// stream: memory stays bounded whatever the size of the file.
 package files
 
 import (
@@ -19,8 +21,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -70,6 +74,17 @@ func unreadable(unit, reason string, err error) error {
 type Source struct {
 	// Root is the folder the globs and unit names are relative to.
 	Root string
+
+	mu      sync.Mutex
+	outside []string // links the last List left out
+}
+
+// LinksOutside names the symbolic links the last List met that lead
+// outside the root or to nothing (they are not listed), sorted.
+func (s *Source) LinksOutside() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.outside)
 }
 
 var _ source.Source = (*Source)(nil)
@@ -146,69 +161,124 @@ func (s *Source) List(ctx context.Context, globs []string) ([]source.Unit, error
 		return units, nil
 	}
 	seen := map[string]string{} // Name -> on-disk relative path
-	walk := func(p string, d fs.DirEntry, err error) error {
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
-		}
-		if err != nil {
-			return err
-		}
-		if p == "." {
-			return nil
-		}
-		nfc := norm.NFC.String(p)
-		segs := strings.Split(nfc, "/")
-		if d.IsDir() {
-			for _, pat := range pats {
-				if prefixCanMatch(pat, segs) {
+	var outside []string
+	realRoot, rerr := filepath.EvalSymlinks(abs)
+	if rerr != nil {
+		realRoot = abs
+	}
+	disk := map[string]int{} // on-disk path (below the root) -> index in units
+	linkDepth := 0
+	// walkAs walks the entries below the on-disk folder dir (slash path
+	// relative to the root) under the name prefix: a folder reached
+	// through a link keeps the link's name.
+	var walkAs func(prefix, dir string) fs.WalkDirFunc
+	walkAs = func(prefix, dir string) fs.WalkDirFunc {
+		return func(q string, d fs.DirEntry, err error) error {
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
+			if err != nil {
+				return err
+			}
+			if q == dir {
+				return nil
+			}
+			p := q
+			if prefix != "" {
+				p = prefix + strings.TrimPrefix(q, dir)
+			}
+			nfc := norm.NFC.String(p)
+			segs := strings.Split(nfc, "/")
+			canMatch := slices.ContainsFunc(pats, func(pat []string) bool { return prefixCanMatch(pat, segs) })
+			if d.IsDir() {
+				if canMatch {
 					return nil
 				}
+				return fs.SkipDir
 			}
-			return fs.SkipDir
-		}
-		if !d.Type().IsRegular() {
-			return nil // symbolic links, devices, sockets: not units
-		}
-		matched := false
-		for _, pat := range pats {
-			if matchSegs(pat, segs) {
-				matched = true
-				break
+			at := q // the file on disk, below the root
+			var info os.FileInfo
+			if d.Type()&fs.ModeSymlink != 0 {
+				// Followed when it resolves inside the root.
+				real, err := filepath.EvalSymlinks(filepath.Join(abs, filepath.FromSlash(q)))
+				rel := ""
+				if err == nil {
+					rel, err = filepath.Rel(realRoot, real)
+				}
+				if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+					outside = append(outside, nfc)
+					return nil
+				}
+				at = filepath.ToSlash(rel)
+				fi, err := root.Stat(at)
+				if err != nil {
+					outside = append(outside, nfc)
+					return nil
+				}
+				if fi.IsDir() {
+					// A link to the root or to a folder above the link
+					// would walk forever; so would links nested too deep.
+					parent := path.Dir(q)
+					if !canMatch || at == "." || parent == at || strings.HasPrefix(parent+"/", at+"/") || linkDepth >= 8 {
+						return nil
+					}
+					linkDepth++
+					defer func() { linkDepth-- }()
+					return fs.WalkDir(root.FS(), at, walkAs(p, at))
+				}
+				info = fi
 			}
-		}
-		if !matched {
+			if info == nil && !d.Type().IsRegular() || info != nil && !info.Mode().IsRegular() {
+				return nil // devices, sockets, pipes: not units
+			}
+			if !slices.ContainsFunc(pats, func(pat []string) bool { return matchSegs(pat, segs) }) {
+				return nil
+			}
+			if prev, ok := seen[nfc]; ok {
+				if prev != p {
+					return fmt.Errorf("files: %q and %q have the same name in Unicode NFC; rename one", prev, p)
+				}
+				return nil
+			}
+			seen[nfc] = p
+			if info == nil {
+				if info, err = d.Info(); err != nil {
+					return err
+				}
+			}
+			u := source.Unit{
+				Path:    filepath.Join(abs, filepath.FromSlash(at)),
+				Name:    nfc,
+				Size:    info.Size(),
+				ModTime: info.ModTime().UnixNano(),
+			}
+			if nfc != p {
+				u.OriginalName = p
+			}
+			// The same file reached twice (through a link and directly)
+			// is one unit: its own name wins over a link's.
+			if i, ok := disk[at]; ok {
+				if at == p {
+					units[i] = u
+				}
+				return nil
+			}
+			disk[at] = len(units)
+			units = append(units, u)
 			return nil
 		}
-		if prev, ok := seen[nfc]; ok {
-			if prev != p {
-				return fmt.Errorf("files: %q and %q have the same name in Unicode NFC; rename one", prev, p)
-			}
-			return nil
-		}
-		seen[nfc] = p
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		u := source.Unit{
-			Path:    filepath.Join(abs, filepath.FromSlash(p)),
-			Name:    nfc,
-			Size:    info.Size(),
-			ModTime: info.ModTime().UnixNano(),
-		}
-		if nfc != p {
-			u.OriginalName = p
-		}
-		units = append(units, u)
-		return nil
 	}
-	if err := fs.WalkDir(root.FS(), ".", walk); err != nil {
+	if err := fs.WalkDir(root.FS(), ".", walkAs("", ".")); err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("files: list %q: %w", s.Root, ctx.Err())
 		}
 		return nil, fmt.Errorf("files: list %q: %w", s.Root, err)
 	}
 	sort.SliceStable(units, func(i, j int) bool { return units[i].Name < units[j].Name })
+	sort.Strings(outside)
+	s.mu.Lock()
+	s.outside = outside
+	s.mu.Unlock()
 	return units, nil
 }
 

@@ -185,6 +185,55 @@ func TestSymlinksStayInside(t *testing.T) {
 	}
 }
 
+// TestSymlinksInsideAreFollowed: a link to a file or a folder inside the
+// root is listed under the link's name and reads; a link out of the root or
+// to nothing is named by LinksOutside; a link cycle is walked once.
+func TestSymlinksInsideAreFollowed(t *testing.T) {
+	outside := writeTree(t, map[string][]byte{"secret.csv": []byte("a,b\n1,2\n")})
+	dir := writeTree(t, map[string][]byte{"store/2026/jan.csv": []byte("a,b\n1,2\n"), "store/feb.csv": []byte("a,b\n3,4\n")})
+	for link, target := range map[string]string{
+		"current.csv": filepath.Join(dir, "store", "feb.csv"), // absolute, inside
+		"months":      filepath.Join("store", "2026"),         // relative folder, inside
+		"loop":        ".",                                    // a cycle
+		"away.csv":    filepath.Join(outside, "secret.csv"),
+		"gone.csv":    filepath.Join(dir, "nothing.csv"),
+	} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Skip("no symlinks:", err)
+		}
+	}
+	src := New(dir)
+	for glob, want := range map[string][]string{
+		// a file reached directly and through a link is listed once, by
+		// its own name
+		"**/*.csv":     {"store/2026/jan.csv", "store/feb.csv"},
+		"months/*.csv": {"months/jan.csv"},
+		"current.csv":  {"current.csv"},
+	} {
+		units, err := src.List(context.Background(), []string{glob})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := unitNames(units); !reflect.DeepEqual(got, want) {
+			t.Errorf("List(%s) = %q, want %q", glob, got, want)
+		}
+		for _, u := range units {
+			rr, err := src.Open(context.Background(), u, source.Options{})
+			if err != nil {
+				t.Errorf("Open(%q): %v", u.Name, err)
+				continue
+			}
+			rr.Close()
+		}
+	}
+	if _, err := src.List(context.Background(), []string{"**"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := src.LinksOutside(); !reflect.DeepEqual(got, []string{"away.csv", "gone.csv"}) {
+		t.Errorf("LinksOutside = %q, want away.csv and gone.csv", got)
+	}
+}
+
 func TestOpenEscapes(t *testing.T) {
 	dir := writeTree(t, map[string][]byte{"a.csv": []byte("x,y\n")})
 	src := New(dir)
