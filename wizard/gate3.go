@@ -2,6 +2,7 @@ package wizard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -522,6 +523,11 @@ func (s *gate3Screen) save(approve bool, by string, now func() time.Time, planPa
 	ts := now().UTC().Format(time.RFC3339)
 	evolution := s.evolution
 	return func() tea.Msg {
+		if approve {
+			if f, empty := gates.EmptyDataModel(work); empty {
+				return gate3SavedMsg{gen: gen, err: errors.New(f.Detail), refused: []gates.Finding{f}}
+			}
+		}
 		if approve && evolution != nil {
 			found, err := evolution(work)
 			if err != nil {

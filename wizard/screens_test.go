@@ -528,3 +528,28 @@ func TestGate3QuitAsksOverUnsavedEdits(t *testing.T) {
 		t.Fatal("q did not quit without edits")
 	}
 }
+
+// A proposal that finds no table leaves nothing to approve: enter is
+// refused with the finding's reason and nothing is recorded, as
+// `lima-tui approve` refuses it.
+func TestGate3RefusesAnEmptyDataModel(t *testing.T) {
+	d := Deps{Propose: func(ctx context.Context, ws flow.Workspace, p *plan.Plan) (*gates.Proposal, error) {
+		return &gates.Proposal{Plan: &plan.Plan{Tables: map[string]*plan.Table{}}}, nil
+	}}
+	h := toGate2(t, d)
+	h.contains("every check passes")
+	h.key("enter")
+	h.contains("Gate 3 · data model")
+	h.key("enter")
+	h.contains("not saved: the plan has no tables")
+	p, err := plan.Load(filepath.Join(filepath.Dir(h.m.planPath), "platform.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ModelApproved() {
+		t.Fatal("an empty data model was approved")
+	}
+	if strings.Contains(h.screen(), "Run · load, reconcile, report") {
+		t.Fatal("the wizard moved on to the run")
+	}
+}
