@@ -39,4 +39,8 @@ func TestEmptyDataModelIsRefused(t *testing.T) {
 	if code == exitOK || !strings.Contains(errs, "the plan has no tables") {
 		t.Fatalf("run of a plan without tables: exit %d: %s", code, errs)
 	}
+	code, _, errs = runCLI(t, "run", "--watch", "--plan", pp)
+	if code != exitPrecondition || !strings.Contains(errs, "the plan has no tables") {
+		t.Fatalf("run --watch of a plan without tables: exit %d: %s", code, errs)
+	}
 }
