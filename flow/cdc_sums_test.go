@@ -122,6 +122,20 @@ func TestGate4CDCSumsFromHistory(t *testing.T) {
 		t.Fatalf("reference: %d rows, sum(id) %d, sum(amount) %d; by hand 4, 10, 1138", n, ids, amounts)
 	}
 
+	// A full refresh applies every change file again from an empty table
+	// in one batch and replaces the history: the reference is a new
+	// replay of all files at once.
+	full := cdcref.NewReplay()
+	full.Apply(files)
+	out := runOnce(t, ws, p, flow.RunOptions{FullRefresh: true})
+	checkCDCGate4(t, "full refresh", out.Report, full)
+	// And a batch after it.
+	files["c005.csv"] = "op,seq,id,name,amount\nU,30,2,b3,260\nI,31,6,f,600\n"
+	writeChanges(t, ws, files)
+	full.Apply(files)
+	out = runOnce(t, ws, p, flow.RunOptions{})
+	checkCDCGate4(t, "batch after the refresh", out.Report, full)
+
 	// Random streams (internal/cdcref), every anomaly included.
 	for s := uint64(0); s < 2; s++ {
 		ws, p := newCDCWorkspace(t)
