@@ -221,7 +221,7 @@ func foldHistory(ctx context.Context, sc sink.Scanner, o options, e Expectation,
 		if c.Kind == run.KindCompaction {
 			continue
 		}
-		if c.Props[run.PropCDCNoop] != "true" && !loads[c.LoadID] {
+		if c.LoadID != "" && c.Props[run.PropCDCNoop] != "true" && !loads[c.LoadID] {
 			f.ahead++
 			continue
 		}
