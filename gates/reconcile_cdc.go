@@ -89,6 +89,7 @@ type cdcFold struct {
 	badOps   map[string]int64
 	rows     map[string]*foldRow
 	live     int64
+	files    map[string]string // file names, held once
 
 	sumIdx []int // columns summed (indexes into the expectation's columns)
 	rngIdx []int // columns whose range is compared
@@ -210,7 +211,7 @@ func foldHistory(ctx context.Context, sc sink.Scanner, o options, e Expectation,
 	if err != nil {
 		return nil, fmt.Sprintf("the commits of %s could not be listed: %v", o.historyName, err)
 	}
-	f := &cdcFold{name: o.historyName, rows: map[string]*foldRow{}, badOps: map[string]int64{},
+	f := &cdcFold{name: o.historyName, rows: map[string]*foldRow{}, badOps: map[string]int64{}, files: map[string]string{},
 		seed: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
 	// The history as of the table's commit: a batch the history committed
 	// and the table did not (a crash between the two commits; the next
@@ -315,6 +316,11 @@ func (f *cdcFold) add(rec arrow.RecordBatch, e Expectation, types []plan.Type) s
 		f.changes++
 		ord := FormatValue(ords, r)
 		file, pos := splitSource(FormatValue(srcs, r))
+		if held, ok := f.files[file]; ok {
+			file = held
+		} else {
+			f.files[file] = file
+		}
 		key := f.keyText(cols, r)
 		st, ok := f.rows[key]
 		if ok {

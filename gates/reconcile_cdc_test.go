@@ -204,13 +204,17 @@ func TestCDCNotCheckedSaysWhy(t *testing.T) {
 				return []gates.Option{gates.WithoutChangeHistory("the table has no history table customers_history")}
 			}, "the table has no history table customers_history"},
 		{"history without lima_source", allHistCols[:4], func(*cdcLake) {},
-			func(l *cdcLake) []gates.Option { return []gates.Option{gates.WithChangeHistory("customers_history", l.hist)} },
+			func(l *cdcLake) []gates.Option {
+				return []gates.Option{gates.WithChangeHistory("customers_history", l.hist)}
+			},
 			"customers_history has no column lima_source"},
 		{"replay into the table", allHistCols,
 			func(l *cdcLake) {
 				l.commit(l.tbl, [][]string{{"4", "d", "400"}}, sink.CommitProps{LoadID: "R1", Kind: sink.KindReplay})
 			},
-			func(l *cdcLake) []gates.Option { return []gates.Option{gates.WithChangeHistory("customers_history", l.hist)} },
+			func(l *cdcLake) []gates.Option {
+				return []gates.Option{gates.WithChangeHistory("customers_history", l.hist)}
+			},
 			"replayed fixed exceptions into the table"},
 	}
 	for _, tc := range cases {
