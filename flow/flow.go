@@ -268,7 +268,7 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 		if !ok {
 			continue
 		}
-		rec, err := gates.Reconcile(ctx, scanner, e)
+		rec, err := gates.Reconcile(ctx, scanner, e, cdcHistory(ctx, sk, o.Plan, e)...)
 		if err != nil {
 			rec = &gates.Reconciliation{Table: tr.Name, Status: gates.Fail, Checks: []gates.Finding{{Name: "read back", Status: gates.Fail, Detail: err.Error()}}}
 		}
@@ -529,7 +529,7 @@ func Reconcile(ctx context.Context, ws Workspace, p *plan.Plan, runID string) ([
 				return nil, err
 			}
 		}
-		rec, err := gates.Reconcile(ctx, tbl.(sink.Scanner), e)
+		rec, err := gates.Reconcile(ctx, tbl.(sink.Scanner), e, cdcHistory(ctx, sk, p, e)...)
 		if err != nil {
 			return nil, err
 		}

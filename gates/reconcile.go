@@ -104,6 +104,9 @@ type ControlTotal struct {
 	Target   string `json:"target"`
 	Variance string `json:"variance"`
 	Exact    bool   `json:"exact"`
+	// SourceFrom says where the source side comes from when it is not
+	// the rows read: "recomputed from history" for change capture.
+	SourceFrom string `json:"source_from,omitempty"`
 }
 
 // SamplePair shows one source row next to the lake row with the same key.
@@ -131,7 +134,11 @@ type Reconciliation struct {
 // snapshot's own rows are compared through the sample and the totals of the
 // load are not comparable to the whole table, so only the full-table checks
 // (nulls, duplicate keys) apply beyond counts of the load's files.
-func Reconcile(ctx context.Context, sc sink.Scanner, e Expectation) (*Reconciliation, error) {
+//
+// A change-capture table (mode cdc) is compared with its applied state
+// recomputed from its history table (WithChangeHistory; reconcile_cdc.go):
+// row count, control sums, ranges and every row by key.
+func Reconcile(ctx context.Context, sc sink.Scanner, e Expectation, opts ...Option) (*Reconciliation, error) {
 	r := &Reconciliation{Table: e.Table, ControlTotals: map[string]ControlTotal{}}
 	types := make([]plan.Type, len(e.Types))
 	for i, s := range e.Types {
@@ -141,11 +148,21 @@ func Reconcile(ctx context.Context, sc sink.Scanner, e Expectation) (*Reconcilia
 		}
 		types[i] = t
 	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	var fold *cdcFold
+	foldWhy := ""
+	if e.Mode == plan.ModeCDC {
+		fold, foldWhy = foldHistory(ctx, sc, o, e, types)
+	}
 	it, err := sc.Scan(ctx, 0, nil)
 	if err != nil {
 		return nil, fmt.Errorf("gate 4: read the lake table: %w", err)
 	}
 	lk := newLakeStats(e, types)
+	lk.fold = fold
 	for rec, err := range it {
 		if err != nil {
 			return nil, fmt.Errorf("gate 4: read the lake table: %w", err)
@@ -162,11 +179,14 @@ func Reconcile(ctx context.Context, sc sink.Scanner, e Expectation) (*Reconcilia
 		}
 		r.Checks = append(r.Checks, Finding{Name: name, Status: st, Detail: detail, Fix: fix})
 	}
-	if full {
+	switch {
+	case fold != nil:
+		r.addCDCFindings(fold, e, types, lk) // row count, sums, ranges, rows by key
+	case full:
 		add("row count", lk.rows == e.Rows,
 			fmt.Sprintf("source accepted %d rows; the lake snapshot holds %d", e.Rows, lk.rows),
 			"the table changed outside Lima or the load lost rows: rerun with --full-refresh and inspect the table history")
-	} else {
+	default:
 		add("row count", lk.rows >= e.Rows,
 			fmt.Sprintf("this load accepted %d rows; the lake table holds %d in all", e.Rows, lk.rows), "rows of this load are missing from the table")
 	}
@@ -217,7 +237,7 @@ func Reconcile(ctx context.Context, sc sink.Scanner, e Expectation) (*Reconcilia
 	} else {
 		r.Checks = append(r.Checks, noKeyFinding(e, full, lk.rowDups, lk.rows))
 	}
-	if full {
+	if full && fold == nil {
 		for _, c := range sortedKeys(e.Min) {
 			i := slices.Index(e.Columns, c)
 			if i < 0 {
@@ -247,7 +267,7 @@ func Reconcile(ctx context.Context, sc sink.Scanner, e Expectation) (*Reconcilia
 	if f, ok := MetaCount(ctx, sc, lk.rows); ok { // metacount.go (engineer refresh)
 		r.Checks = append(r.Checks, f)
 	}
-	if what, why := notChecked(e, full); what != "" {
+	if what, why := notChecked(e, full || fold != nil, foldWhy); what != "" {
 		r.Checks = append(r.Checks, Finding{Name: NotChecked + what, Status: Skip, Detail: why})
 	}
 	r.Status = Pass
@@ -288,7 +308,9 @@ func noKeyFinding(e Expectation, full bool, lakeDups, lakeRows int64) Finding {
 
 // notChecked says what gate 4 could not check for a table of this mode,
 // and why ("" when the table was checked in full).
-func notChecked(e Expectation, full bool) (what, why string) {
+// foldWhy is why the applied state of a change-capture table was not
+// recomputed from its history.
+func notChecked(e Expectation, full bool, foldWhy string) (what, why string) {
 	if full {
 		return "", ""
 	}
@@ -304,7 +326,7 @@ func notChecked(e Expectation, full bool) (what, why string) {
 	}
 	why = "the table also holds the rows of earlier loads, so only this load's rows (count, samples) and the whole table's keys and nulls were compared"
 	if e.Mode == plan.ModeCDC {
-		why = "change capture applies inserts, updates and deletes; the sums of the applied state are not recomputed from the changes, so only the change rows' count, samples and the whole table's keys and nulls were compared"
+		why = "change capture applies inserts, updates and deletes, and the applied state was not recomputed from the history (" + foldWhy + "), so only the change rows' count, samples and the whole table's keys and nulls were compared"
 	}
 	return strings.Join(parts, " and "), fmt.Sprintf("mode %s: %s", e.Mode, why)
 }
@@ -423,6 +445,9 @@ type lakeStats struct {
 	tmp     big.Int
 	colIdx  []int
 	started bool
+	// fold, for a change-capture table, is the applied state recomputed
+	// from the history: every lake row is compared with it by key.
+	fold *cdcFold
 }
 
 func newLakeStats(e Expectation, types []plan.Type) *lakeStats {
@@ -546,6 +571,9 @@ func (l *lakeStats) add(rec arrow.RecordBatch) {
 	if len(l.keyIdx) == 0 {
 		l.addRows(col, n)
 	}
+	if l.fold != nil {
+		l.fold.compareLake(col, len(l.e.Columns), n)
+	}
 	if len(l.keyIdx) > 0 || len(l.want) > 0 {
 		for r := 0; r < n; r++ {
 			if len(l.keyIdx) > 0 {
@@ -639,7 +667,12 @@ func lessValueRev(a arrow.Array, r int, cur string) bool {
 // timestamps in canonical form order as text; numbers are compared as
 // numbers.
 func compareText(a arrow.Array, x, y string) int {
-	switch a.DataType().ID() {
+	return compareTextOf(a.DataType().ID(), x, y)
+}
+
+// compareTextOf is compareText for a column of Arrow type id.
+func compareTextOf(id arrow.Type, x, y string) int {
+	switch id {
 	case arrow.INT32, arrow.INT64, arrow.DECIMAL128, arrow.FLOAT64:
 		fx, _ := new(big.Float).SetString(x)
 		fy, _ := new(big.Float).SetString(y)
