@@ -570,7 +570,75 @@ func looksLikeHeader(recs [][]string, columns []string) bool {
 			}
 		}
 	}
-	return false
+	return textHeader(recs)
+}
+
+// textHeader decides a first record of text over columns of text. Alone
+// in the file, it is a header when every field is a name (letters first,
+// then letters, digits, _ # . - or spaces): a header-only file loads
+// nothing instead of its header. Over later records it is a header when
+// none of its fields recurs in its column and, column by column, its
+// length stands out from values of one common length more often than it
+// shares it (Cust# over C001, C002; country_code over DE, FR) — the shape
+// test of csv sniffers.
+func textHeader(recs [][]string) bool {
+	first := recs[0]
+	if len(recs) == 1 {
+		for _, f := range first {
+			if !nameLike(strings.TrimSpace(f)) {
+				return false
+			}
+		}
+		return true
+	}
+	for i, f := range first {
+		t := strings.TrimSpace(f)
+		for _, r := range recs[1:] {
+			if i < len(r) && strings.TrimSpace(r[i]) == t {
+				return false
+			}
+		}
+	}
+	header, data := 0, 0
+	for i, f := range first {
+		l, common := -1, true
+		for _, r := range recs[1:] {
+			if i >= len(r) {
+				continue
+			}
+			n := utf8.RuneCountInString(strings.TrimSpace(r[i]))
+			if l >= 0 && n != l {
+				common = false
+				break
+			}
+			l = n
+		}
+		if !common || l < 0 {
+			continue
+		}
+		if utf8.RuneCountInString(strings.TrimSpace(f)) != l {
+			header++
+		} else {
+			data++
+		}
+	}
+	return header > data
+}
+
+// nameLike is a field that reads as a column name.
+func nameLike(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case unicode.IsLetter(r):
+		case i > 0 && (unicode.IsDigit(r) || strings.ContainsRune("_#.- ", r)):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // looksNumeric: an optional sign or currency, digits with optional grouping
