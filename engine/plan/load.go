@@ -17,8 +17,10 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// MaxPlanSize is the largest platform.yaml Load reads.
-const MaxPlanSize = 32 << 20
+// MaxPlanSize is the largest platform.yaml Load reads: a plan of 1,000
+// tables of 50 columns is about 3 MiB, and parsing YAML costs some hundred
+// times its size in memory (a 13.9 MB plan took 1.67 GB).
+const MaxPlanSize = 4 << 20
 
 // Load reads and parses the plan at path; see Parse. It does not validate
 // the content: call Validate for that (a plan being built by the wizard may
@@ -26,6 +28,11 @@ const MaxPlanSize = 32 << 20
 // os error (errors.Is(err, fs.ErrNotExist) works); a bad file gives a
 // *ValidationError.
 func Load(path string) (*Plan, error) {
+	// A FIFO, a device or a folder is no plan: opening a FIFO blocks until
+	// a writer comes, past SIGINT and SIGTERM.
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, &ValidationError{File: path, Errors: []FieldError{{Msg: fmt.Sprintf("is not a regular file (%s); this is not a plan", fi.Mode().Type())}}}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)

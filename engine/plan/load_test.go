@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"weak"
@@ -307,4 +308,38 @@ func TestLinesAreReleased(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Error("lines of a collected plan are still recorded")
+}
+
+// --plan naming a FIFO, a device or a folder is refused at once instead of
+// blocking on open (a FIFO without a writer waits forever).
+func TestLoadRefusesWhatIsNoRegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "plan.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	for _, p := range []string{fifo, dir, "/dev/null"} {
+		done := make(chan error, 1)
+		go func() { _, err := Load(p); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("Load(%s) = %v, want 'not a regular file'", p, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("Load(%s) blocked", p)
+		}
+	}
+}
+
+// A plan past MaxPlanSize is refused before it is parsed.
+func TestLoadRefusesAHugePlan(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "platform.yaml")
+	big := "schema_version: 1\n# " + strings.Repeat("x", MaxPlanSize) + "\n"
+	if err := os.WriteFile(path, []byte(big), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "larger than 4 MiB") {
+		t.Fatalf("Load of a %d-byte plan: %v", len(big), err)
+	}
 }
