@@ -61,7 +61,7 @@ func Compact(ctx context.Context, o CompactOptions) ([]CompactResult, error) {
 		o.TargetFileSize = 128 << 20
 	}
 	p := o.Plan
-	unlock, err := Lock(o.Workspace, o.LockWait)
+	unlock, err := Lock(ctx, o.Workspace, o.LockWait)
 	if err != nil {
 		return nil, err
 	}

@@ -167,7 +167,7 @@ func OpenSink(ctx context.Context, ws Workspace, p *plan.Plan, tweak func(*icesi
 }
 
 // Lock takes the workspace's run lock, waiting at most wait.
-func Lock(ws Workspace, wait time.Duration) (func(), error) {
+func Lock(ctx context.Context, ws Workspace, wait time.Duration) (func(), error) {
 	if err := fsx.MkdirPrivate(ws.StateDir()); err != nil {
 		return nil, err
 	}
@@ -185,7 +185,10 @@ func Lock(ws Workspace, wait time.Duration) (func(), error) {
 			f.Close()
 			return nil, fmt.Errorf("%w: another run of this workspace is in progress (lock %s)", ErrPrecondition, f.Name())
 		}
-		time.Sleep(200 * time.Millisecond)
+		if err := SleepContext(ctx, 200*time.Millisecond); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("waiting for another run of this workspace: %w", err)
+		}
 	}
 }
 
@@ -455,7 +458,7 @@ type session struct {
 // openSession takes the lock, opens the sink and the state store, settles
 // the exceptions of an interrupted run and records the new run.
 func openSession(ctx context.Context, ws Workspace, p *plan.Plan, lockWait time.Duration, tweak func(*icesink.Options)) (*session, error) {
-	unlock, err := Lock(ws, lockWait)
+	unlock, err := Lock(ctx, ws, lockWait)
 	if err != nil {
 		return nil, err
 	}

@@ -523,13 +523,23 @@ func TestRunRefusesAPlanChangedSinceApproval(t *testing.T) {
 
 func TestOverlappingRunsAreRefused(t *testing.T) {
 	ws, _ := newDemo(t)
-	unlock, err := flow.Lock(ws, 0)
+	unlock, err := flow.Lock(context.Background(), ws, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer unlock()
-	if _, err := flow.Lock(ws, 300*time.Millisecond); !errors.Is(err, flow.ErrPrecondition) {
+	if _, err := flow.Lock(context.Background(), ws, 300*time.Millisecond); !errors.Is(err, flow.ErrPrecondition) {
 		t.Fatalf("second lock: %v, want a precondition error", err)
+	}
+	// --wait ends at ctrl+c (the context), not only at its deadline.
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	if _, err := flow.Lock(ctx, ws, time.Minute); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled wait: %v, want context.Canceled", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("the wait went on %v after the cancellation", took)
 	}
 }
 

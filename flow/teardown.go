@@ -44,7 +44,7 @@ const lockFileName = "run.lock"
 // TeardownInventory builds gate 5's blast radius under the run lock. It
 // reads only.
 func TeardownInventory(ctx context.Context, o TeardownOptions) (*gates.Inventory, error) {
-	unlock, err := Lock(o.Workspace, o.LockWait)
+	unlock, err := Lock(ctx, o.Workspace, o.LockWait)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func TeardownInventory(ctx context.Context, o TeardownOptions) (*gates.Inventory
 // removed, exit 2), gates.ErrTeardownBlocked (nothing removed, exit 4),
 // gates.ErrTeardownIncomplete (exit 1) or ErrPrecondition (the lock).
 func Teardown(ctx context.Context, o TeardownOptions, confirm string) (*gates.Inventory, *gates.TeardownResult, error) {
-	unlock, err := Lock(o.Workspace, o.LockWait)
+	unlock, err := Lock(ctx, o.Workspace, o.LockWait)
 	if err != nil {
 		return nil, nil, err
 	}
