@@ -58,6 +58,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("BadInput", func(t *testing.T) { testBadInput(t, open(t)) })
 	t.Run("Identity", func(t *testing.T) { testIdentity(t, open(t)) })
 	t.Run("Supersede", func(t *testing.T) { testSupersede(t, open(t)) })
+	t.Run("IdentityAnyPosition", func(t *testing.T) { testIdentityAnyPosition(t, open(t)) })
 }
 
 var ctx = context.Background()
@@ -1301,4 +1302,33 @@ func testSupersede(t *testing.T, s ledger.Store) {
 	}
 	_, err = s.Supersede(ctx, "", "L2", nil, "lima")
 	wantErr(t, "supersede without a table", err, ledger.ErrInvalid)
+}
+
+// testIdentityAnyPosition: an exception with any one part of a position —
+// a file, a line, a record number, bytes, a key — is recognised when a later
+// load meets it again; only one with none of them is new every time.
+func testIdentityAnyPosition(t *testing.T, s ledger.Store) {
+	fail := []ledger.Failure{{Rule: "r", Reason: "x"}}
+	for name, c := range map[string]struct {
+		e    ledger.Exception
+		want ledger.LoadCounts
+	}{
+		"file":   {ledger.Exception{File: "erp.t", Values: map[string]string{"a": "1"}}, ledger.LoadCounts{StillOpen: 1}},
+		"line":   {ledger.Exception{Line: 3}, ledger.LoadCounts{StillOpen: 1}},
+		"record": {ledger.Exception{Row: 3}, ledger.LoadCounts{StillOpen: 1}},
+		"bytes":  {ledger.Exception{Raw: []byte("1,x")}, ledger.LoadCounts{StillOpen: 1}},
+		"key":    {ledger.Exception{Key: "id=1"}, ledger.LoadCounts{StillOpen: 1}},
+		"none":   {ledger.Exception{}, ledger.LoadCounts{New: 1}},
+	} {
+		table := "t_" + name
+		for _, load := range []string{"L1", "L2"} {
+			e := c.e
+			e.Table, e.LoadID, e.Level, e.Failures = table, load, "row", fail
+			publish(t, s, table, load, e)
+		}
+		loadCounts(t, s, table, "L2", c.want)
+		if n, err := s.Count(ctx, ledger.Filter{Table: table}); err != nil || n != 1+c.want.New {
+			t.Errorf("%s: %d exceptions after two loads, want %d (%v)", name, n, 1+c.want.New, err)
+		}
+	}
 }
