@@ -13,8 +13,10 @@ import (
 )
 
 // identOf is an exception's identity within its table: its source position
-// and its rules. A row of a text file is its file, line, record number and
-// bytes (the same bad record of the same file, however often it is read); a
+// and its rules. A row of a text file is its file, its bytes and their
+// occurrence in the file (the loader's occ:N fingerprint: rows added or
+// removed above it leave it the same), or without an occurrence its line,
+// record number and bytes (the same bad record, however often it is read); a
 // row without a line that has a key (a database row, a Parquet record) is
 // its unit and key; a whole file is its name and fingerprint. An exception
 // without any position has nothing to be recognised by: it is unique.

@@ -59,6 +59,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("Identity", func(t *testing.T) { testIdentity(t, open(t)) })
 	t.Run("Supersede", func(t *testing.T) { testSupersede(t, open(t)) })
 	t.Run("IdentityAnyPosition", func(t *testing.T) { testIdentityAnyPosition(t, open(t)) })
+	t.Run("IdentityByOccurrence", func(t *testing.T) { testIdentityByOccurrence(t, open(t)) })
 }
 
 var ctx = context.Background()
@@ -1330,5 +1331,28 @@ func testIdentityAnyPosition(t *testing.T, s ledger.Store) {
 		if n, err := s.Count(ctx, ledger.Filter{Table: table}); err != nil || n != 1+c.want.New {
 			t.Errorf("%s: %d exceptions after two loads, want %d (%v)", name, n, 1+c.want.New, err)
 		}
+	}
+}
+
+// testIdentityByOccurrence: a bad row of a file that the loader marked with
+// its occurrence (occ:N, the Nth time these bytes appear in the file) is its
+// bytes and that occurrence, not its line: rows added or removed above it
+// leave it the same exception; another occurrence of the same bytes, or
+// other bytes, is another row.
+func testIdentityByOccurrence(t *testing.T, s ledger.Store) {
+	r := func(load string, line int64, raw, occ string) ledger.Exception {
+		e := row("t", load, "a.csv", line, raw, "cast")
+		e.Fingerprint = occ
+		return e
+	}
+	publish(t, s, "t", "L1", r("L1", 3, "1,x", "occ:1"), r("L1", 7, "1,x", "occ:2"), r("L1", 9, "2,y", "occ:1"))
+	// Two rows removed above: every line moved up by two.
+	publish(t, s, "t", "L2", r("L2", 1, "1,x", "occ:1"), r("L2", 5, "1,x", "occ:2"), r("L2", 7, "2,y", "occ:1"))
+	loadCounts(t, s, "t", "L2", ledger.LoadCounts{StillOpen: 3})
+	// A third occurrence, and other bytes at a line already seen: new.
+	publish(t, s, "t", "L3", r("L3", 1, "1,x", "occ:1"), r("L3", 8, "1,x", "occ:3"), r("L3", 5, "3,z", "occ:1"))
+	loadCounts(t, s, "t", "L3", ledger.LoadCounts{New: 2, StillOpen: 1})
+	if n, err := s.Count(ctx, ledger.Filter{Table: "t"}); err != nil || n != 5 {
+		t.Fatalf("%d exceptions, want 3 + 2 (%v)", n, err)
 	}
 }
