@@ -473,7 +473,7 @@ func testText(t *testing.T, s ledger.Store) {
 	e := ex("t\x00x", "l\xff", "own\xfeer", time.Time{}, "r")
 	e.Key = "k\x00\xff"
 	e.File = "caf\xe9.csv"
-	e.Failures = []ledger.Failure{{Column: "c\x00", Value: "\xffv\x00", Rule: "r\xff", Reason: "bad\x00"}}
+	e.Failures = []ledger.Failure{{Column: "c\x00", Value: "\xffv\x00", Rule: "r\xff", Reason: "\x00bad\x00"}}
 	e.Raw = []byte("k\x00\xff")
 	e.Values = map[string]string{"k": "k\x00\xff"}
 	e.Line, e.Row = 2, 2
@@ -482,7 +482,7 @@ func testText(t *testing.T, s ledger.Store) {
 	want := ledger.Exception{
 		ID: id, RunID: "run-1", LoadID: "l\uFFFD", Table: "t\uFFFDx", Level: "row", File: "caf\uFFFD.csv", Line: 2, Row: 2,
 		Key: "k\uFFFD\uFFFD", Raw: []byte("k\x00\xff"), Encoding: "utf-8", Owner: "own\uFFFDer", Status: "open", State: "committed",
-		Failures: []ledger.Failure{{Column: "c\uFFFD", Value: "\uFFFDv\uFFFD", Rule: "r\uFFFD", Reason: "bad\uFFFD"}},
+		Failures: []ledger.Failure{{Column: "c\uFFFD", Value: "\uFFFDv\uFFFD", Rule: "r\uFFFD", Reason: "\uFFFDbad\uFFFD"}},
 		Values:   map[string]string{"k": "k\uFFFD\uFFFD"},
 	}
 	compare(t, got, want)
