@@ -1058,7 +1058,9 @@ func testPagingInserts(t *testing.T, s ledger.Store) {
 
 func testBadInput(t *testing.T, s ledger.Store) {
 	committed(t, s, ex("t", "l", "alice", past, "r"), ex("t", "l", "alice", past, "r"))
-	for _, c := range []ledger.Cursor{"%%%", "bm90IGEgY3Vyc29y", "azEuLTU", "azEueA"} {
+	// Not base64; "not a cursor"; "k1.-5"; "k1.x"; "zz.5" (a number after
+	// another prefix).
+	for _, c := range []ledger.Cursor{"%%%", "bm90IGEgY3Vyc29y", "azEuLTU", "azEueA", "enouNQ"} {
 		_, _, err := s.List(ctx, ledger.Filter{}, ledger.Page{After: c})
 		wantErr(t, fmt.Sprintf("List after %q", c), err, ledger.ErrInvalid)
 	}
