@@ -3,10 +3,11 @@
 # guarantees — gate 4 and the other gates, the loader, the ledger, the
 # Iceberg sink, the sanitizer, the teardown and the redaction code. Each
 # package is mutated on its own, its own tests run against every mutant,
-# with the services up; the kill rate per package and every surviving
-# mutant (file:line, mutator) are printed at the end. Not part of CI: a
-# full run takes hours on a laptop. Run it before calling a change to these
-# packages done, or on one package: bash scripts/mutate.sh ui/textsafe
+# with the services up; the kill rate per package, every surviving mutant
+# (file:line, mutator) and a total over the packages run are printed at the
+# end. Not part of CI: a full run takes hours on a laptop. Run it before
+# calling a change to these packages done, or on one package:
+# bash scripts/mutate.sh ui/textsafe
 #
 # Arguments: package specs, default the guarantee packages below. A spec is
 # a package folder (gates), or folder:regexp to mutate only the files of
