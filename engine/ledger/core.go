@@ -552,8 +552,7 @@ func (c *core) CountBy(ctx context.Context, f Filter, field string) (map[string]
 		return nil, invalid("count by %q (want table, rule, owner or status)", field)
 	}
 	var s sel
-	switch {
-	case field == ByRule && f.Rule != "":
+	if field == ByRule && f.Rule != "" {
 		// The rules of the exceptions that have f.Rule: x (the rule index)
 		// drives; CROSS JOIN keeps that order in SQLite.
 		s = c.fromG(f)
@@ -561,14 +560,14 @@ func (c *core) CountBy(ctx context.Context, f Filter, field string) (map[string]
 		s.where = append([]string{`x.state = 'committed'`, `x.rule = ?`, `g.exception_id = x.exception_id`}, s.where...)
 		s.args = append([]any{cleanText(f.Rule)}, s.args...)
 		col = "g." + col
-	case field == ByRule:
+	} else if field == ByRule {
 		s = c.fromG(f)
 		col = "g." + col
-	case f.Rule != "":
+	} else if f.Rule != "" {
 		s = c.fromG(f)
 		s.add(`g.rule = ?`, cleanText(f.Rule))
 		col = "g." + col
-	default:
+	} else {
 		s = c.fromE(f)
 		col = "e." + col
 	}

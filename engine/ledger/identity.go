@@ -13,8 +13,10 @@ import (
 )
 
 // identOf is an exception's identity within its table: its source position
-// and its rules. A row of a text file is its file, line, record number and
-// bytes (the same bad record of the same file, however often it is read); a
+// and its rules. A row of a text file is its file, its bytes and their
+// occurrence in the file (the loader's occ:N fingerprint: rows added or
+// removed above it leave it the same), or without an occurrence its line,
+// record number and bytes (the same bad record, however often it is read); a
 // row without a line that has a key (a database row, a Parquet record) is
 // its unit and key; a whole file is its name and fingerprint. An exception
 // without any position has nothing to be recognised by: it is unique.
@@ -26,25 +28,24 @@ func identOf(e Exception) string {
 	}
 	w(e.Level)
 	w(e.File)
-	switch {
-	case e.Level == LevelFile:
+	if e.Level == LevelFile {
 		w("file")
 		w(e.Fingerprint)
-	case e.Line == 0 && e.Key != "":
+	} else if e.Line == 0 && e.Key != "" {
 		w("key")
 		w(e.Key)
-	case e.File == "" && e.Line == 0 && e.Row == 0 && len(e.Raw) == 0 && e.Key == "":
+	} else if e.File == "" && e.Line == 0 && e.Row == 0 && len(e.Raw) == 0 && e.Key == "" {
 		var b [16]byte
 		_, _ = rand.Read(b[:])
 		return "u-" + hex.EncodeToString(b[:])
-	case len(e.Raw) > 0 && strings.HasPrefix(e.Fingerprint, "occ:"):
+	} else if len(e.Raw) > 0 && strings.HasPrefix(e.Fingerprint, "occ:") {
 		// A row of a file: its bytes and their occurrence in the file, so
 		// rows added or removed above it leave it the same exception.
 		w("bytes")
 		w(e.Fingerprint)
 		h.Write(e.Raw)
 		h.Write([]byte{0})
-	default:
+	} else {
 		w("rec")
 		w(strconv.FormatInt(e.Line, 10))
 		w(strconv.FormatInt(e.Row, 10))

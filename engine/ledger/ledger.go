@@ -430,13 +430,10 @@ func decodeCursor(c Cursor) (int64, error) {
 }
 
 func pageLimit(n int) int {
-	switch {
-	case n <= 0:
+	if n <= 0 {
 		return DefaultPageSize
-	case n > MaxPageSize:
-		return MaxPageSize
 	}
-	return n
+	return min(n, MaxPageSize)
 }
 
 func dedupe(ids []int64) []int64 {

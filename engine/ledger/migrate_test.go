@@ -17,6 +17,7 @@ func TestDollarParams(t *testing.T) {
 	for in, want := range map[string]string{
 		`a = ? AND b = ?`:              `a = $1 AND b = $2`,
 		`x = '?' AND y = ? AND "?"`:    `x = '?' AND y = $1 AND "?"`,
+		`x = 'a?b' AND "c?" = ?`:       `x = 'a?b' AND "c?" = $1`,
 		`s IN ('open', 'fixed') AND ?`: `s IN ('open', 'fixed') AND $1`,
 	} {
 		if got := dollarParams(in); got != want {

@@ -233,3 +233,48 @@ func checkUpgraded(t *testing.T, s ledger.Store) {
 		t.Fatalf("old row after Supersede: %+v %v", e, err)
 	}
 }
+
+// TestSQLiteUpgradeRecognisesOldRows: a bad row written before exceptions
+// had an identity (version 3) gets one on the upgrade, so a later load that
+// meets the same row again finds it instead of opening another exception.
+func TestSQLiteUpgradeRecognisesOldRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	old, err := ledger.OpenSQLiteAtVersion(path, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	db := openRaw(t, path)
+	if _, err := db.Exec(`INSERT INTO exceptions (run_id, load_id, table_name, level, file, line, row_num, raw, failures, status, state, created_at, updated_at)
+VALUES ('r', 'l1', 't', 'row', 'a.csv', 3, 2, CAST('1,x' AS BLOB), '[{"rule":"cast","reason":"c"}]', 'open', 'committed', 1, 1)`); err != nil {
+		t.Fatal(err)
+	}
+	// A keyless database row: no bytes, its values are its content.
+	if _, err := db.Exec(`INSERT INTO exceptions (run_id, load_id, table_name, level, file, row_num, row_values, failures, status, state, created_at, updated_at)
+VALUES ('r', 'l1', 't', 'row', 'erp.t', 4, '{"a":"1","b":"2"}', '[{"rule":"r","reason":"x"}]', 'open', 'committed', 1, 1)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s, err := ledger.OpenSQLite(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	again := ledger.Exception{RunID: "r2", LoadID: "l2", Table: "t", Level: "row", File: "a.csv", Line: 3, Row: 2, Raw: []byte("1,x"),
+		Failures: []ledger.Failure{{Rule: "cast", Reason: "c"}}}
+	dbRow := ledger.Exception{RunID: "r2", LoadID: "l2", Table: "t", Level: "row", File: "erp.t", Row: 4, Values: map[string]string{"a": "1", "b": "2"},
+		Failures: []ledger.Failure{{Rule: "r", Reason: "x"}}}
+	if err := s.AddPending(ctx, []ledger.Exception{again, dbRow}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Publish(ctx, "t", "l2"); err != nil {
+		t.Fatal(err)
+	}
+	if lc, err := s.LoadCounts(ctx, "t", "l2"); err != nil || lc != (ledger.LoadCounts{StillOpen: 2}) {
+		t.Fatalf("LoadCounts(l2) = %+v %v, want the old rows met again: {StillOpen: 2}", lc, err)
+	}
+	if n, err := s.Count(ctx, ledger.Filter{Table: "t"}); err != nil || n != 2 {
+		t.Fatalf("%d exceptions, want the two old ones only (%v)", n, err)
+	}
+}

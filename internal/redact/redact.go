@@ -53,8 +53,14 @@ func Secrets(dsn string) []string {
 		if p, ok := u.User.Password(); ok {
 			pw = append(pw, p)
 		}
-		if i, j := strings.Index(dsn, "://"), strings.LastIndex(dsn, "@"); i >= 0 && j > i {
-			if _, p, ok := strings.Cut(dsn[i+3:j], ":"); ok {
+		// The password as written: the user info is the authority (after
+		// ://, before the path, query or fragment) up to its last @.
+		auth := dsn[strings.Index(dsn, "://")+3:]
+		if k := strings.IndexAny(auth, "/?#"); k >= 0 {
+			auth = auth[:k]
+		}
+		if j := strings.LastIndex(auth, "@"); j >= 0 {
+			if _, p, ok := strings.Cut(auth[:j], ":"); ok {
 				pw = append(pw, p)
 			}
 		}
@@ -66,12 +72,19 @@ func Secrets(dsn string) []string {
 			}
 		}
 	}
-	for _, m := range kvPassword.FindAllStringSubmatch(dsn, -1) {
-		v := m[3]
+	for _, m := range kvPassword.FindAllStringSubmatchIndex(dsn, -1) {
+		v := dsn[m[6]:m[7]]
 		pw = append(pw, v)
-		if len(v) >= 2 && (v[0] == '\'' || v[0] == '"') {
+		if v[0] == '\'' || v[0] == '"' {
 			pw = append(pw, v[1:len(v)-1])
+			continue
 		}
+		// The pattern ends a bare value at & and ; too (URL queries, ADO
+		// strings); a libpq key=value string ends it only at a space, an
+		// ADO string at a ;. Every such reading is a secret.
+		ws := strings.Fields(dsn[m[6]:])[0]
+		semi, _, _ := strings.Cut(ws, ";")
+		pw = append(pw, semi, ws)
 	}
 	if !strings.Contains(dsn, "://") {
 		if at := strings.LastIndex(dsn, "@"); at > 0 {

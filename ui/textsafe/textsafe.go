@@ -27,6 +27,7 @@ func Bidi(r rune) bool {
 // Sanitize makes untrusted text safe for a terminal: every Unsafe character
 // and every invalid byte becomes a visible escape (\n \r \t \e, \xNN for C0,
 // DEL and invalid bytes, \uNNNN for C1 and BiDi). One value stays on one line.
+// Text with nothing to escape is returned as is, without a copy.
 func Sanitize(s string) string {
 	clean := true
 	for i := 0; i < len(s); i++ {
@@ -41,22 +42,14 @@ func Sanitize(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size <= 1:
+		if esc, ok := named[r]; ok {
+			b.WriteString(esc)
+		} else if r == utf8.RuneError && size == 1 || r < 0x20 || r == 0x7f {
+			// An invalid byte, a C0 control or DEL: the byte itself.
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == 0x1b:
-			b.WriteString(`\e`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case Unsafe(r):
+		} else if Unsafe(r) {
 			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
+		} else {
 			b.WriteRune(r)
 		}
 		i += size
@@ -64,15 +57,21 @@ func Sanitize(s string) string {
 	return b.String()
 }
 
+// named are the controls Sanitize writes by their usual name.
+var named = map[rune]string{'\n': `\n`, '\r': `\r`, '\t': `\t`, 0x1b: `\e`}
+
 // EscapeJSON makes JSON text safe for a terminal without changing what it
 // decodes to: encoding/json escapes C0 controls but writes DEL, C1 controls,
 // BiDi controls and the line/paragraph separators raw; here each becomes its
-// \uXXXX escape. Outside strings JSON holds only ASCII, so every such
-// character is inside a string, where the escape is equivalent.
+// \uXXXX escape, and so does a raw C0 control other than the newline and the
+// tab, which JSON allows between tokens (MarshalIndent's layout) and which
+// stay. Outside strings JSON holds only ASCII, so every escaped character is
+// inside a string, where the escape is equivalent. JSON with nothing to
+// escape is returned as is, without a copy.
 func EscapeJSON(b []byte) []byte {
 	clean := true
 	for _, c := range b {
-		if c == 0x7f || c >= 0x80 {
+		if c >= 0x80 || escapeInJSON(rune(c)) {
 			clean = false
 			break
 		}
@@ -83,15 +82,19 @@ func EscapeJSON(b []byte) []byte {
 	out := make([]byte, 0, len(b)+16)
 	for i := 0; i < len(b); {
 		r, size := utf8.DecodeRune(b[i:])
-		switch {
-		case r == utf8.RuneError && size <= 1:
+		if r == utf8.RuneError && size == 1 {
 			out = append(out, `\ufffd`...)
-		case Unsafe(r) || r == 0x2028 || r == 0x2029:
+		} else if escapeInJSON(r) {
 			out = fmt.Appendf(out, `\u%04x`, r)
-		default:
+		} else {
 			out = append(out, b[i:i+size]...)
 		}
 		i += size
 	}
 	return out
+}
+
+// escapeInJSON reports the characters EscapeJSON escapes.
+func escapeInJSON(r rune) bool {
+	return Unsafe(r) && r != '\n' && r != '\t' || r == 0x2028 || r == 0x2029
 }

@@ -89,7 +89,11 @@ func TestSanitizeEveryClass(t *testing.T) {
 		}
 	}
 	// What is none of these passes unchanged.
-	for _, s := range []string{"plain", "한일정밀 협력사", "café ½ € 😀", "\u00a0nbsp", "ZWJ\u200d"} {
+	// ... and so do the neighbours of every class (space, ~, U+00A0, the
+	// characters around each BiDi range) and a real U+FFFD, which is a
+	// character, not an invalid byte.
+	for _, s := range []string{"plain", "한일정밀 협력사", "café ½ € 😀", "\u00a0nbsp", "ZWJ\u200d",
+		" ~", "\u00a0\u00a1", "\u200d\u2010", "\u2029\u202f", "\u2065\u206a", "\u061b\u061d", "bad \ufffd char"} {
 		if got := Sanitize(s); got != s {
 			t.Errorf("Sanitize(%q) = %q, want it unchanged", s, got)
 		}
@@ -124,5 +128,61 @@ func TestEscapeJSON(t *testing.T) {
 	json.Unmarshal(b, &orig)
 	if back["v"] != orig["v"] {
 		t.Errorf("EscapeJSON changed the value:\n%q\n%q", back["v"], orig["v"])
+	}
+}
+
+// TestEscapeJSONExact pins the bytes EscapeJSON writes, worked out by hand.
+func TestEscapeJSONExact(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`"é"`, `"é"`},                                                 // a printable character stays
+		{"\"\ufffd\"", "\"\ufffd\""},                                   // a real U+FFFD too (a character, not an invalid byte)
+		{"\"a\x7fb\"", `"a\u007fb"`},                                   // DEL
+		{"\"a\u0085\u009fb\"", `"a\u0085\u009fb"`},                     // C1
+		{"\"\u200f\u202e\u2066\u061c\"", `"\u200f\u202e\u2066\u061c"`}, // BiDi
+		{"\"\u2028\u2029\"", `"\u2028\u2029"`},                         // line and paragraph separators
+		{"\"a\xffb\"", `"a\ufffdb"`},                                   // an invalid byte
+		{"\"\x1b[31mred\"", `"\u001b[31mred"`},                         // a raw ESC in ASCII-only text
+		{"\"a\rb\"", `"a\u000db"`},                                     // a raw carriage return
+		// MarshalIndent's newlines and tabs between tokens stay, or the
+		// text would no longer be JSON.
+		{"{\n\t\"t\": \"한\u0085\"\n}", "{\n\t\"t\": \"한\\u0085\"\n}"},
+	} {
+		if got := string(EscapeJSON([]byte(c.in))); got != c.want {
+			t.Errorf("EscapeJSON(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestEscapeJSONKeepsIndentedJSON: the indented JSON of a report (lima
+// report --json) with a non-ASCII value is still JSON, with the same value.
+func TestEscapeJSONKeepsIndentedJSON(t *testing.T) {
+	for _, indent := range []string{"  ", "\t"} {
+		v := map[string]any{"table": "한일정밀\u202e", "rows": []int{1, 2}}
+		b, err := json.MarshalIndent(v, "", indent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := EscapeJSON(b)
+		assertInert(t, "EscapeJSON", strings.NewReplacer("\n", "", "\t", "").Replace(string(out)))
+		var back map[string]any
+		if err := json.Unmarshal(out, &back); err != nil {
+			t.Fatalf("indent %q: %v\n%s", indent, err, out)
+		}
+		if back["table"] != "한일정밀\u202e" {
+			t.Errorf("indent %q: table %q", indent, back["table"])
+		}
+	}
+}
+
+// TestCleanTextIsNotCopied: text with nothing to escape (every cell of
+// every table goes through Sanitize) is returned as is, without a copy.
+func TestCleanTextIsNotCopied(t *testing.T) {
+	s := "plain text with spaces ~ and {json}: [1, 2]"
+	if n := testing.AllocsPerRun(100, func() { _ = Sanitize(s) }); n != 0 {
+		t.Errorf("Sanitize of clean text allocates %v times", n)
+	}
+	b := []byte("{\n\t\"a b\": \"~\"\n}")
+	if n := testing.AllocsPerRun(100, func() { _ = EscapeJSON(b) }); n != 0 {
+		t.Errorf("EscapeJSON of clean JSON allocates %v times", n)
 	}
 }

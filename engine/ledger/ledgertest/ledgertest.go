@@ -58,6 +58,8 @@ func Run(t *testing.T, open Open) {
 	t.Run("BadInput", func(t *testing.T) { testBadInput(t, open(t)) })
 	t.Run("Identity", func(t *testing.T) { testIdentity(t, open(t)) })
 	t.Run("Supersede", func(t *testing.T) { testSupersede(t, open(t)) })
+	t.Run("IdentityAnyPosition", func(t *testing.T) { testIdentityAnyPosition(t, open(t)) })
+	t.Run("IdentityByOccurrence", func(t *testing.T) { testIdentityByOccurrence(t, open(t)) })
 }
 
 var ctx = context.Background()
@@ -471,7 +473,7 @@ func testText(t *testing.T, s ledger.Store) {
 	e := ex("t\x00x", "l\xff", "own\xfeer", time.Time{}, "r")
 	e.Key = "k\x00\xff"
 	e.File = "caf\xe9.csv"
-	e.Failures = []ledger.Failure{{Column: "c\x00", Value: "\xffv\x00", Rule: "r\xff", Reason: "bad\x00"}}
+	e.Failures = []ledger.Failure{{Column: "c\x00", Value: "\xffv\x00", Rule: "r\xff", Reason: "\x00bad\x00"}}
 	e.Raw = []byte("k\x00\xff")
 	e.Values = map[string]string{"k": "k\x00\xff"}
 	e.Line, e.Row = 2, 2
@@ -480,7 +482,7 @@ func testText(t *testing.T, s ledger.Store) {
 	want := ledger.Exception{
 		ID: id, RunID: "run-1", LoadID: "l\uFFFD", Table: "t\uFFFDx", Level: "row", File: "caf\uFFFD.csv", Line: 2, Row: 2,
 		Key: "k\uFFFD\uFFFD", Raw: []byte("k\x00\xff"), Encoding: "utf-8", Owner: "own\uFFFDer", Status: "open", State: "committed",
-		Failures: []ledger.Failure{{Column: "c\uFFFD", Value: "\uFFFDv\uFFFD", Rule: "r\uFFFD", Reason: "bad\uFFFD"}},
+		Failures: []ledger.Failure{{Column: "c\uFFFD", Value: "\uFFFDv\uFFFD", Rule: "r\uFFFD", Reason: "\uFFFDbad\uFFFD"}},
 		Values:   map[string]string{"k": "k\uFFFD\uFFFD"},
 	}
 	compare(t, got, want)
@@ -1056,7 +1058,9 @@ func testPagingInserts(t *testing.T, s ledger.Store) {
 
 func testBadInput(t *testing.T, s ledger.Store) {
 	committed(t, s, ex("t", "l", "alice", past, "r"), ex("t", "l", "alice", past, "r"))
-	for _, c := range []ledger.Cursor{"%%%", "bm90IGEgY3Vyc29y", "azEuLTU", "azEueA"} {
+	// Not base64; "not a cursor"; "k1.-5"; "k1.x"; "zz.5" (a number after
+	// another prefix).
+	for _, c := range []ledger.Cursor{"%%%", "bm90IGEgY3Vyc29y", "azEuLTU", "azEueA", "enouNQ"} {
 		_, _, err := s.List(ctx, ledger.Filter{}, ledger.Page{After: c})
 		wantErr(t, fmt.Sprintf("List after %q", c), err, ledger.ErrInvalid)
 	}
@@ -1301,4 +1305,56 @@ func testSupersede(t *testing.T, s ledger.Store) {
 	}
 	_, err = s.Supersede(ctx, "", "L2", nil, "lima")
 	wantErr(t, "supersede without a table", err, ledger.ErrInvalid)
+}
+
+// testIdentityAnyPosition: an exception with any one part of a position —
+// a file, a line, a record number, bytes, a key — is recognised when a later
+// load meets it again; only one with none of them is new every time.
+func testIdentityAnyPosition(t *testing.T, s ledger.Store) {
+	fail := []ledger.Failure{{Rule: "r", Reason: "x"}}
+	for name, c := range map[string]struct {
+		e    ledger.Exception
+		want ledger.LoadCounts
+	}{
+		"file":   {ledger.Exception{File: "erp.t", Values: map[string]string{"a": "1"}}, ledger.LoadCounts{StillOpen: 1}},
+		"line":   {ledger.Exception{Line: 3}, ledger.LoadCounts{StillOpen: 1}},
+		"record": {ledger.Exception{Row: 3}, ledger.LoadCounts{StillOpen: 1}},
+		"bytes":  {ledger.Exception{Raw: []byte("1,x")}, ledger.LoadCounts{StillOpen: 1}},
+		"key":    {ledger.Exception{Key: "id=1"}, ledger.LoadCounts{StillOpen: 1}},
+		"none":   {ledger.Exception{}, ledger.LoadCounts{New: 1}},
+	} {
+		table := "t_" + name
+		for _, load := range []string{"L1", "L2"} {
+			e := c.e
+			e.Table, e.LoadID, e.Level, e.Failures = table, load, "row", fail
+			publish(t, s, table, load, e)
+		}
+		loadCounts(t, s, table, "L2", c.want)
+		if n, err := s.Count(ctx, ledger.Filter{Table: table}); err != nil || n != 1+c.want.New {
+			t.Errorf("%s: %d exceptions after two loads, want %d (%v)", name, n, 1+c.want.New, err)
+		}
+	}
+}
+
+// testIdentityByOccurrence: a bad row of a file that the loader marked with
+// its occurrence (occ:N, the Nth time these bytes appear in the file) is its
+// bytes and that occurrence, not its line: rows added or removed above it
+// leave it the same exception; another occurrence of the same bytes, or
+// other bytes, is another row.
+func testIdentityByOccurrence(t *testing.T, s ledger.Store) {
+	r := func(load string, line int64, raw, occ string) ledger.Exception {
+		e := row("t", load, "a.csv", line, raw, "cast")
+		e.Fingerprint = occ
+		return e
+	}
+	publish(t, s, "t", "L1", r("L1", 3, "1,x", "occ:1"), r("L1", 7, "1,x", "occ:2"), r("L1", 9, "2,y", "occ:1"))
+	// Two rows removed above: every line moved up by two.
+	publish(t, s, "t", "L2", r("L2", 1, "1,x", "occ:1"), r("L2", 5, "1,x", "occ:2"), r("L2", 7, "2,y", "occ:1"))
+	loadCounts(t, s, "t", "L2", ledger.LoadCounts{StillOpen: 3})
+	// A third occurrence, and other bytes at a line already seen: new.
+	publish(t, s, "t", "L3", r("L3", 1, "1,x", "occ:1"), r("L3", 8, "1,x", "occ:3"), r("L3", 5, "3,z", "occ:1"))
+	loadCounts(t, s, "t", "L3", ledger.LoadCounts{New: 2, StillOpen: 1})
+	if n, err := s.Count(ctx, ledger.Filter{Table: "t"}); err != nil || n != 5 {
+		t.Fatalf("%d exceptions, want 3 + 2 (%v)", n, err)
+	}
 }
