@@ -43,10 +43,11 @@ bench:
 	LIMA_BENCH_1M=1 $(GO) test -run '^$$' -bench 'BrowserFirstScreen1M$$' -benchtime 20x ./wizard/
 
 ## mutate: mutation testing (gremlins) of the packages that hold guarantees
-## (gates, engine/run, engine/ledger, engine/sink/icesink, ui, the teardown
-## wiring), one package at a time with the services up; prints the kill rate
-## per package and every surviving mutant. Slow (hours), not part of CI.
-## MUTATE_PKGS="ui gates" narrows it; see scripts/mutate.sh for the knobs.
+## (ui/textsafe, gates, engine/run, engine/ledger, engine/sink/icesink,
+## internal/redact, the teardown wiring), one package at a time with the
+## services up; prints the kill rate per package, every surviving mutant and
+## a total. Slow (hours), not part of CI.
+## MUTATE_PKGS="ui/textsafe gates" narrows it; see scripts/mutate.sh.
 mutate:
 	bash scripts/mutate.sh $(MUTATE_PKGS)
 

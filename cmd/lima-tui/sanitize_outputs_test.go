@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -83,6 +84,11 @@ func TestHostileTextNeverReachesTheTerminal(t *testing.T) {
 		_, out, errs := runCLI(t, args...)
 		mustBeInert(t, strings.Join(args[:2], " ")+" stdout", out)
 		mustBeInert(t, strings.Join(args[:2], " ")+" stderr", errs)
+		// Escaped, --json output stays JSON (report --json once came out
+		// with its newlines escaped, which no reader parses).
+		if slices.Contains(args, "--json") && !json.Valid([]byte(out)) {
+			t.Errorf("%s: stdout is not valid JSON: %.300q", strings.Join(args[:2], " "), out)
+		}
 	}
 	md, err := os.ReadFile(filepath.Join(filepath.Dir(strings.TrimSpace(out)), "report.md"))
 	if err != nil {
