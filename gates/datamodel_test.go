@@ -371,7 +371,7 @@ func TestSnakeName(t *testing.T) {
 func TestDiscoverGroupsFiles(t *testing.T) {
 	dir := t.TempDir()
 	for _, f := range []string{"inspections_2026-01.csv", "inspections_2026-02.csv", "suppliers.csv", "budget_2026.csv",
-		"part_1.csv", "orders_2026-01.csv", "orders_2026-02.csv", "orders_archive.csv", "notes.txt", ".hidden.csv", "sub/a.ndjson"} {
+		"part_1.csv", "sales_001.csv", "orders_2026-01.csv", "orders_2026-02.csv", "orders_archive.csv", "notes.txt", ".hidden.csv", "sub/a.ndjson"} {
 		p := filepath.Join(dir, filepath.FromSlash(f))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -393,7 +393,8 @@ func TestDiscoverGroupsFiles(t *testing.T) {
 		"inspections: inspections_*.csv",                // two months
 		"orders: orders_2026-01.csv orders_2026-02.csv", // orders_*.csv would also take orders_archive.csv
 		"orders_archive: orders_archive.csv",
-		"part_1: part_1.csv", // a lone sequence number is part of the name
+		"part_1: part_1.csv", // a lone bare number is part of the name
+		"sales: sales_*.csv", // a zero-padded sequence: the first of a series
 		"a: sub/a.ndjson",
 		"suppliers: suppliers.csv",
 	}

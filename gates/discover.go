@@ -178,6 +178,7 @@ func discover(ctx context.Context, src source.Source, sname string) ([]candidate
 		base, sep   string
 		stem        string
 		dated, numb bool
+		seq         bool // numb, zero-padded
 	}
 	type group struct {
 		key     string
@@ -205,6 +206,9 @@ func discover(ctx context.Context, src source.Source, sname string) ([]candidate
 				m.dated = true
 			} else {
 				m.numb = true
+				// A zero-padded number is a sequence (sales_001: the next
+				// drop is sales_002); a bare one is part of the name (part_1).
+				m.seq = len(sm[3]) >= 2 && sm[3][0] == '0'
 			}
 		}
 		key := strings.Join([]string{dir, m.base, m.sep, ext}, "\x00")
@@ -238,7 +242,10 @@ func discover(ctx context.Context, src source.Source, sname string) ([]candidate
 	for _, key := range order {
 		g := groups[key]
 		ms := g.members
-		grouped := ms[0].sep != "" && (len(ms) > 1 || ms[0].dated)
+		// One file named with a date or a zero-padded sequence is the first
+		// of a series: its table reads base_*.ext, so the next drop
+		// (sales_002.csv, orders_2024-02.csv) is picked up by the next run.
+		grouped := ms[0].sep != "" && (len(ms) > 1 || ms[0].dated || ms[0].seq)
 		var globs []string
 		name := ms[0].stem
 		if grouped {
