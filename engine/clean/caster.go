@@ -4,6 +4,7 @@
 package clean
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -52,7 +53,27 @@ const (
 	RuleType     = "type"
 	RuleNotNull  = "not_null"
 	RuleEncoding = "encoding"
+	// RuleControlChar: a text value holds NUL or another C0 control but
+	// TAB, CR and LF — what a source owner calls a broken value.
+	RuleControlChar = "control_char"
 )
+
+// ruleError is a cast failure under a rule of its own (not "type").
+type ruleError struct {
+	rule, reason string
+}
+
+func (e ruleError) Error() string { return e.reason }
+
+// controlChar is the first C0 control of s but TAB, CR and LF, or -1.
+func controlChar(s string) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+			return i
+		}
+	}
+	return -1
+}
 
 // DefaultNullTokens are read as null unless the plan says otherwise.
 var DefaultNullTokens = []string{"", "NULL", "null", `\N`}
@@ -70,6 +91,9 @@ type ColumnSpec struct {
 	NullTokens []string
 	// Location for naive timestamps and dates; nil means UTC.
 	Location *time.Location
+	// AllowControl keeps text with control characters (see
+	// RuleControlChar); Lima's own columns set it.
+	AllowControl bool
 }
 
 // CellError is one cell that failed.
@@ -251,7 +275,12 @@ func (c *Caster) Cast(values []string, declaredNull []bool) []CellError {
 		default:
 			fx, err := col.cast(v, cell)
 			if err != nil {
-				c.errs = append(c.errs, CellError{Column: col.spec.Name, Value: v, Rule: RuleType, Reason: err.Error()})
+				rule := RuleType
+				var re ruleError
+				if errors.As(err, &re) {
+					rule = re.rule
+				}
+				c.errs = append(c.errs, CellError{Column: col.spec.Name, Value: v, Rule: rule, Reason: err.Error()})
 				continue
 			}
 			for _, f := range fx {
@@ -335,6 +364,11 @@ func (col *column) cast(v string, cell *Cell) ([]string, error) {
 	if col.kind == kString || col.kind == kBinary {
 		if !utf8.ValidString(v) && col.kind == kString {
 			return nil, fmt.Errorf("invalid UTF-8 bytes")
+		}
+		if col.kind == kString && !col.spec.AllowControl {
+			if i := controlChar(v); i >= 0 {
+				return nil, ruleError{RuleControlChar, fmt.Sprintf("control character U+%04X at byte %d (allow_control_chars: true keeps it)", v[i], i)}
+			}
 		}
 		s := v
 		if col.trim {

@@ -216,6 +216,10 @@ type Column struct {
 	Normalize   []string `yaml:"normalize,omitempty"`
 	Sensitive   bool     `yaml:"sensitive,omitempty"`
 	Description string   `yaml:"description,omitempty"`
+	// AllowControlChars keeps text values with control characters (NUL
+	// and the other C0 controls but TAB, CR and LF); by default such a
+	// row is held back under rule control_char.
+	AllowControlChars bool `yaml:"allow_control_chars,omitempty"`
 }
 
 // JoinKey relates a column to a column of another table.

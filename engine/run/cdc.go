@@ -308,7 +308,7 @@ func historySpec(p *plan.Plan, name string, rs *resolved) (sink.TableSpec, []cle
 		spec.Columns = append(spec.Columns, plan.Column{Name: c, Type: typ.String()})
 		spec.Types = append(spec.Types, typ)
 		spec.Required = append(spec.Required, false)
-		specs = append(specs, clean.ColumnSpec{Name: c, Type: typ, NullTokens: []string{}, Formats: formats, Location: time.UTC})
+		specs = append(specs, clean.ColumnSpec{Name: c, Type: typ, NullTokens: []string{}, Formats: formats, Location: time.UTC, AllowControl: true})
 	}
 	return spec, specs
 }

@@ -954,7 +954,7 @@ func resolveColumns(ctx context.Context, o Options, t *plan.Table, src source.So
 		rs.types = append(rs.types, typ)
 		rs.required = append(rs.required, required[c.Name] || c.Required)
 		rs.specs = append(rs.specs, clean.ColumnSpec{Name: c.Name, Type: typ, Required: required[c.Name] || c.Required,
-			Formats: formats, Normalize: normalize, NullTokens: nullTokens, Location: loc})
+			Formats: formats, Normalize: normalize, NullTokens: nullTokens, Location: loc, AllowControl: c.AllowControlChars})
 	}
 	return rs, nil
 }
@@ -1231,7 +1231,7 @@ func canonicalFormats(t plan.Type) []string {
 
 // parseCanonical parses a value written by clean.FormatCell.
 func parseCanonical(t plan.Type, s string) (clean.Cell, error) {
-	spec := clean.ColumnSpec{Name: "watermark", Type: t, NullTokens: []string{}, Formats: canonicalFormats(t)}
+	spec := clean.ColumnSpec{Name: "watermark", Type: t, NullTokens: []string{}, Formats: canonicalFormats(t), AllowControl: true}
 	sc := arrow.NewSchema([]arrow.Field{{Name: "watermark", Type: clean.ArrowType(t), Nullable: true}}, nil)
 	c, err := clean.NewCaster([]clean.ColumnSpec{spec}, sc, memory.DefaultAllocator)
 	if err != nil {

@@ -32,6 +32,15 @@ type readerConfig struct {
 
 var csvDefaults = readerConfig{bufSize: 256 << 10, sampleSize: 64 << 10, maxRecord: 64 << 20}
 
+// looksBinary: more than 1% of the first binaryCheckSize bytes are NUL —
+// a binary file or UTF-16 without its byte order mark. A stray NUL in a
+// text field is not that: its row is read, and held back by the control
+// character rule of the text column it lands in.
+func looksBinary(sample []byte) bool {
+	head := sample[:min(len(sample), binaryCheckSize)]
+	return bytes.Count(head, []byte{0})*100 > len(head)
+}
+
 // binaryCheckSize is how much of a text file's start is checked for NUL bytes.
 const binaryCheckSize = 8 << 10
 
@@ -369,7 +378,7 @@ func peekText(br *bufio.Reader, name, what string, sampleSize int) (sample []byt
 	default:
 		return nil, false, unreadable(name, "cannot read file", err)
 	}
-	if bytes.IndexByte(sample[:min(len(sample), binaryCheckSize)], 0) >= 0 {
+	if looksBinary(sample) {
 		return nil, false, unreadable(name, "binary content (NUL bytes), not "+what+" file", nil)
 	}
 	return sample, atEOF, nil

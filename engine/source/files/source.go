@@ -626,7 +626,7 @@ func openText(r io.Reader, name, what string, opts source.Options, cfg readerCon
 	default:
 		return nil, unreadable(name, "cannot read file", err)
 	}
-	if bytes.IndexByte(sample[:min(len(sample), binaryCheckSize)], 0) >= 0 {
+	if looksBinary(sample) {
 		return nil, unreadable(name, "binary content (NUL bytes), not "+what+" file", nil)
 	}
 	t.sample = sample
