@@ -102,9 +102,14 @@ func LoadPlan(path string) (*plan.Plan, error) {
 	return p, nil
 }
 
-// CheckApproval refuses a plan whose data model was approved under another
-// hash, or never approved.
+// CheckApproval refuses a plan without tables (nothing to load, whatever
+// its approval says), and one whose data model was approved under another
+// hash, or never approved. Every way a plan runs (run, run --watch,
+// schedule) asks it first.
 func CheckApproval(p *plan.Plan) error {
+	if f, empty := gates.EmptyDataModel(p); empty {
+		return fmt.Errorf("%w: %s; %s", ErrPrecondition, f.Detail, f.Fix)
+	}
 	a := p.Gates.DataModel
 	if a == nil || a.ApprovedBy == "" {
 		return fmt.Errorf("%w: the data model of this plan has not been approved; review it, then run: lima-tui approve --gate data-model --by NAME", ErrPrecondition)

@@ -291,10 +291,8 @@ func BuildInventory(ctx context.Context, s TeardownScope) (*Inventory, error) {
 	if s.Namespace == "" {
 		block("namespace", "the plan names no namespace", "set platform.prefix (or storage.namespace) in the plan")
 	}
-	if b.warehouseUnsafe {
-		block("warehouse", b.warehouseErr, unsafeLakeFix+"; remove what Lima wrote here by hand")
-	} else if b.warehouseErr != "" {
-		block("warehouse", b.warehouseErr, "tear down a remote lake with its own tools; this build removes local lakes and lakes on S3")
+	if b.warehouseErr != "" {
+		block("warehouse", b.warehouseErr, b.warehouseFix)
 	}
 	if s.ObjectsErr != nil {
 		block("warehouse", fmt.Sprintf("the S3 warehouse %s cannot be reached: %v", s.Warehouse, s.ObjectsErr), "check the AWS credentials, region and endpoint, then run the teardown again")
@@ -705,8 +703,7 @@ type bases struct {
 	warehouseShown, stateShown string
 	reportsShown               string
 	stateLink, reportsLink     string // targets when .lima or reports/ is a link
-	warehouseErr               string
-	warehouseUnsafe            bool // warehouseErr comes from UnsafeLakeFolder
+	warehouseErr, warehouseFix string
 	lockFile                   string
 	s3                         *s3loc    // an S3 warehouse
 	s3Tables                   []s3Table // table prefixes found in the catalog
@@ -730,6 +727,7 @@ func newBases(s TeardownScope) (*bases, error) {
 			wh = ""
 		} else if err != nil || u.Scheme != "file" {
 			b.warehouseErr = fmt.Sprintf("the warehouse %s is not a local folder", wh)
+			b.warehouseFix = "tear down a remote lake with its own tools; this build removes local lakes and lakes on S3"
 			wh = ""
 		} else {
 			wh = u.Path
@@ -741,7 +739,7 @@ func newBases(s TeardownScope) (*bases, error) {
 		}
 		b.warehouse = existingReal(b.warehouseShown)
 		if why := UnsafeLakeFolder(b.warehouseShown); why != "" {
-			b.warehouseErr, b.warehouseUnsafe, b.warehouse = why+": nothing there is removed", true, ""
+			b.warehouseErr, b.warehouseFix, b.warehouse = why+": nothing there is removed", unsafeLakeFix+"; remove what Lima wrote here by hand", ""
 		}
 	}
 	// The state folder and reports/ are emptied entry by entry: when one

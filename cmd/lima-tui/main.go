@@ -272,11 +272,6 @@ func runPlan(ctx context.Context, ws flow.Workspace, planPath string, tables []s
 	if err != nil {
 		return fail(stderr, err)
 	}
-	if f, empty := gates.EmptyDataModel(p); empty {
-		fmt.Fprintln(stderr, "lima-tui run: nothing to load:")
-		printFindingLines(stderr, []gates.Finding{f})
-		return exitPrecondition
-	}
 	if err := flow.CheckApproval(p); err != nil {
 		return fail(stderr, err)
 	}

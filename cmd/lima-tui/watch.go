@@ -10,7 +10,6 @@ import (
 
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/flow"
-	"github.com/lima-lake/lima/gates"
 	"github.com/lima-lake/lima/reports"
 	"github.com/lima-lake/lima/ui"
 )
@@ -66,11 +65,6 @@ func runWatch(ctx context.Context, planPath string, tables []string, full, jsonO
 	p, err := flow.LoadPlan(planPath)
 	if err != nil {
 		return fail(stderr, err)
-	}
-	if f, empty := gates.EmptyDataModel(p); empty {
-		fmt.Fprintln(stderr, "lima-tui run --watch: nothing to load:")
-		printFindingLines(stderr, []gates.Finding{f})
-		return exitPrecondition
 	}
 	if err := flow.CheckApproval(p); err != nil {
 		return fail(stderr, err)
