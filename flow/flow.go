@@ -218,7 +218,7 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer sess.close()
+	defer sess.close(ctx)
 	sk, st, runID := sess.sink, sess.store, sess.runID
 	q := &run.LedgerQuarantine{Store: st}
 	land, err := rawLander(ctx, o.Workspace, o.Plan, sess.started) // raw/ (flow/raw.go)
@@ -235,8 +235,7 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 			return knownFixes(ctx, st, table)
 		}})
 	if err != nil {
-		_ = st.FinishRun(context.WithoutCancel(ctx), runID, reports.StatusFailed, time.Now().UTC(), nil)
-		return nil, err
+		return nil, err // sess.close records the run as failed or interrupted
 	}
 	for _, tr := range res.Tables {
 		if tr.Status == run.StatusLoaded {
@@ -290,6 +289,9 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 		rep.SetScheduled(o.Plan, o.ScheduledAt)
 	}
 	rep.AddMarts(marts)
+	for _, id := range sess.Interrupted {
+		rep.Warnings = append(rep.Warnings, "run "+id+" was interrupted (its process ended before it recorded its end); recorded as interrupted; nothing it had not committed is visible")
+	}
 	if o.FirstSeen != nil {
 		rep.Watch = watchReport(res, o.FirstSeen)
 	}
@@ -328,7 +330,7 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 		Report string `json:"report"`
 		Status string `json:"status"`
 	}{path, rep.Status})
-	if err := st.FinishRun(ctx, runID, rep.Status, res.Finished, summary); err != nil {
+	if err := sess.finish(ctx, rep.Status, res.Finished, summary); err != nil {
 		return nil, fmt.Errorf("record the end of the run: %w", err)
 	}
 	return &Outcome{Report: rep, ReportPath: path, Result: res}, nil
@@ -458,6 +460,13 @@ type session struct {
 	store   ledger.Store
 	runID   string
 	started time.Time
+	// ended: the run's end is recorded (finish); close records one for a
+	// run that returned without it.
+	ended bool
+	// Interrupted are the runs an earlier process left "running" (it was
+	// killed before it could record its end); openSession recorded them
+	// as interrupted.
+	Interrupted []string
 }
 
 // openSession takes the lock, opens the sink and the state store, settles
@@ -469,26 +478,46 @@ func openSession(ctx context.Context, ws Workspace, p *plan.Plan, lockWait time.
 	}
 	s := &session{unlock: unlock}
 	if s.sink, err = OpenPlanSink(ctx, ws, p, tweak); err != nil {
-		s.close()
+		s.close(ctx)
 		return nil, fmt.Errorf("%w: open the catalog: %w", ErrPrecondition, err)
 	}
 	if s.store, err = OpenLedger(ctx, ws, p); err != nil {
-		s.close()
+		s.close(ctx)
 		return nil, err
 	}
 	if _, _, err := RecoverPending(ctx, s.store, s.sink, p); err != nil {
-		s.close()
+		s.close(ctx)
 		return nil, fmt.Errorf("settle the exceptions of an interrupted run: %w", err)
+	}
+	if s.Interrupted, err = markInterrupted(ctx, s.store); err != nil {
+		s.close(ctx)
+		return nil, fmt.Errorf("record the runs an earlier process left unfinished: %w", err)
 	}
 	s.runID, s.started = NewRunID(time.Now()), time.Now().UTC()
 	if err := s.store.BeginRun(ctx, ledger.Run{ID: s.runID, Started: s.started, Status: "running", PlanHash: p.Hash()}); err != nil {
-		s.close()
+		s.close(ctx)
 		return nil, fmt.Errorf("record the run: %w", err)
 	}
 	return s, nil
 }
 
-func (s *session) close() {
+// finish records the end of the run once.
+func (s *session) finish(ctx context.Context, status string, finished time.Time, summary []byte) error {
+	s.ended = true
+	return s.store.FinishRun(ctx, s.runID, status, finished, summary)
+}
+
+// close releases the session. A run that began and returns without
+// recording its end is recorded as interrupted (its context was cancelled:
+// ctrl+c, SIGTERM) or failed, so the state store never keeps it "running".
+func (s *session) close(ctx context.Context) {
+	if s.store != nil && s.runID != "" && !s.ended {
+		status := reports.StatusFailed
+		if ctx.Err() != nil {
+			status = reports.StatusInterrupted
+		}
+		_ = s.finish(context.WithoutCancel(ctx), status, time.Now().UTC(), nil)
+	}
 	if s.store != nil {
 		s.store.Close()
 	}

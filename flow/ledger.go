@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/lima-lake/lima/engine/ledger"
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/run"
 	"github.com/lima-lake/lima/engine/sink"
 	"github.com/lima-lake/lima/engine/sink/icesink"
+	"github.com/lima-lake/lima/reports"
 
 	"github.com/apache/iceberg-go/table"
 )
@@ -123,4 +125,26 @@ func settleExceptions(ctx context.Context, st ledger.Store, tr *run.TableResult,
 		return
 	}
 	tr.ExceptionsNew, tr.ExceptionsStillOpen, tr.ExceptionsGone = lc.New, lc.StillOpen, lc.Gone
+}
+
+// markInterrupted records as interrupted every run the state store still
+// holds as running. It is called with the workspace lock held, so no other
+// run of this workspace is in progress: such a run's process was killed
+// (SIGKILL, a power cut, an OOM kill) before it could record its end.
+func markInterrupted(ctx context.Context, st ledger.Store) ([]string, error) {
+	runs, err := st.Runs(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, r := range runs {
+		if r.Status != "running" || !r.Finished.IsZero() {
+			continue
+		}
+		if err := st.FinishRun(ctx, r.ID, reports.StatusInterrupted, time.Now().UTC(), nil); err != nil {
+			return ids, err
+		}
+		ids = append(ids, r.ID)
+	}
+	return ids, nil
 }

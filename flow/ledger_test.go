@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -257,6 +258,12 @@ func TestKillBetweenWriteAndCommit(t *testing.T) {
 				if err != nil || len(pending) != 1 {
 					t.Fatalf("pending loads after the kill: %v %v", pending, err)
 				}
+				// The killed process could not record its end: its run is
+				// still "running" until the next run of the workspace.
+				killed := runsWithStatus(t, st, "running")
+				if len(killed) != 1 {
+					t.Fatalf("runs left running by the kill: %v, want 1", killed)
+				}
 				_, tbl := loadIceberg(t, ws, p, "inspections")
 				if (tbl.CurrentSnapshot() != nil) != (point == "after-commit") {
 					t.Fatalf("snapshot after kill at %s: %v", point, tbl.CurrentSnapshot())
@@ -268,6 +275,15 @@ func TestKillBetweenWriteAndCommit(t *testing.T) {
 				}
 				if pending, _ := st.PendingLoads(context.Background()); len(pending) != 0 {
 					t.Fatalf("pending after rerun: %v", pending)
+				}
+				if r := runsWithStatus(t, st, "running"); len(r) != 0 {
+					t.Fatalf("runs still running after the rerun: %v", r)
+				}
+				if r := runsWithStatus(t, st, "interrupted"); !slices.Equal(r, killed) {
+					t.Fatalf("interrupted runs after the rerun: %v, want the killed run %v", r, killed)
+				}
+				if r := runsWithStatus(t, st, "ok"); len(r) != 1 {
+					t.Fatalf("runs ok after the rerun: %v, want the rerun", r)
 				}
 				_, tbl = loadIceberg(t, ws, p, "inspections")
 				if n := countRows(t, tbl); n != 12 {
@@ -352,4 +368,20 @@ func TestReplayOfAnUnsplittableRowNeedsEveryColumn(t *testing.T) {
 	if tr := tableReport(t, out.Report, "supplier_evaluations"); tr.RowsLoaded != 1 || tr.Reconciliation != gates.Pass {
 		t.Fatalf("full fix: %+v", tr)
 	}
+}
+
+// runsWithStatus lists the ids of the state store's runs in a status.
+func runsWithStatus(t *testing.T, st ledger.Store, status string) []string {
+	t.Helper()
+	runs, err := st.Runs(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range runs {
+		if r.Status == status {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids
 }

@@ -26,12 +26,11 @@ func Replay(ctx context.Context, o ReplayOptions) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer sess.close()
+	defer sess.close(ctx)
 	sk, st, runID, started := sess.sink, sess.store, sess.runID, sess.started
 	trs, err := run.Replay(ctx, run.ReplayOptions{Workspace: o.Workspace.Dir, Plan: o.Plan, Sink: sk, Store: st, Table: o.Table, RunID: runID, By: o.By})
 	if err != nil {
-		_ = st.FinishRun(context.WithoutCancel(ctx), runID, reports.StatusFailed, time.Now().UTC(), nil)
-		return nil, err
+		return nil, err // sess.close records the run as failed or interrupted
 	}
 	res := &run.Result{RunID: runID, Started: started, Tables: trs}
 	recs := map[string]*gates.Reconciliation{}
@@ -56,7 +55,7 @@ func Replay(ctx context.Context, o ReplayOptions) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := st.FinishRun(ctx, runID, rep.Status, res.Finished, nil); err != nil {
+	if err := sess.finish(ctx, rep.Status, res.Finished, nil); err != nil {
 		return nil, err
 	}
 	return &Outcome{Report: rep, ReportPath: path, Result: res}, nil

@@ -23,6 +23,9 @@ const (
 	StatusOK                   = "ok"
 	StatusFailed               = "failed"
 	StatusReconciliationFailed = "reconciliation_failed"
+	// StatusInterrupted: the run was cancelled (ctrl+c, SIGTERM) or its
+	// process died; recorded in the state store, nothing half-visible.
+	StatusInterrupted = "interrupted"
 )
 
 // Report is report.json. Field names are stable; more may be added.
