@@ -31,7 +31,7 @@ func cmdBrowser(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.StringVar(&f.Status, "status", "", "start filtered by status: open, fixed, replayed, waived")
 	fs.BoolVar(&f.Overdue, "overdue", false, "start with the overdue exceptions only")
 	if err := fs.Parse(args); err != nil {
-		return exitUsage
+		return parseExit(err)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "lima-tui exceptions: unexpected argument %q\n\n%s", ui.Sanitize(fs.Arg(0)), exceptionsUsage)

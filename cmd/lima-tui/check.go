@@ -22,7 +22,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	asJSON := fset.Bool("json", false, "print the findings as JSON")
 	timeout := fset.Duration("timeout", gates.DefaultPreconditionTimeout, "how long each check may take")
 	if err := fset.Parse(args); err != nil {
-		return exitUsage
+		return parseExit(err)
 	}
 	if fset.NArg() > 0 {
 		fmt.Fprintf(stderr, "lima-tui check: unexpected argument %q\n", ui.Sanitize(fset.Arg(0)))

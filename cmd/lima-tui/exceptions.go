@@ -66,7 +66,7 @@ func cmdExceptions(ctx context.Context, args []string, stdout, stderr io.Writer)
 	var pos []string
 	for len(rest) > 0 {
 		if err := fs.Parse(rest); err != nil {
-			return exitUsage
+			return parseExit(err)
 		}
 		if fs.NArg() == 0 {
 			break

@@ -59,7 +59,7 @@ func cmdInit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		answerFlags[q.ID] = fset.String(initFlag(q.ID), "", help)
 	}
 	if err := fset.Parse(args); err != nil {
-		return exitUsage
+		return parseExit(err)
 	}
 	if fset.NArg() > 0 {
 		fmt.Fprintf(stderr, "lima-tui init: unexpected argument %q\n", ui.Sanitize(fset.Arg(0)))

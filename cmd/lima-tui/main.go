@@ -136,6 +136,16 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// parseExit is the exit code of a command whose flags did not parse: 0
+// when the user asked for the help (-h, --help: flag printed the usage), 2
+// for a flag it does not know or a bad value.
+func parseExit(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	return exitUsage
+}
+
 func exitFor(err error) int {
 	switch {
 	case err == nil:
@@ -164,7 +174,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	theme := fs.String("theme", "", "the wizard's theme: dark, light, projector or mono")
 	accessible := fs.Bool("accessible", false, "ask the gate questions as plain line prompts, without the full-screen wizard")
 	if err := fs.Parse(args); err != nil {
-		return exitUsage
+		return parseExit(err)
 	}
 	create := func(dir string, now time.Time) (bool, error) { return demo.Create(dir, now) }
 	if *s3root != "" {
@@ -203,7 +213,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	batchRows := fs.Int64("batch-rows", 0, "with --watch: at most this many lines per micro-batch, 0: no cap (overrides schedule.watch.batch_rows)")
 	compactEvery := fs.Int("compact-every", 0, "with --watch: compact the tables after every N micro-batches, 0: never (overrides schedule.watch.compact_every)")
 	if err := fs.Parse(args); err != nil {
-		return exitUsage
+		return parseExit(err)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "lima-tui run: unexpected argument %q\n", ui.Sanitize(fs.Arg(0)))
@@ -435,7 +445,7 @@ func cmdReconcile(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	planPath := fs.String("plan", "platform.yaml", "the plan")
 	runID := fs.String("run", "", "the run whose expectations to prove (default: the latest)")
 	if err := fs.Parse(args); err != nil {
-		return exitUsage
+		return parseExit(err)
 	}
 	p, err := flow.LoadPlan(*planPath)
 	if err != nil {
@@ -463,7 +473,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	planPath := fs.String("plan", "platform.yaml", "the plan")
 	asJSON := fs.Bool("json", false, "print report.json instead of report.md")
 	if err := fs.Parse(args); err != nil {
-		return exitUsage
+		return parseExit(err)
 	}
 	ws := flow.Workspace{Dir: filepath.Dir(*planPath)}
 	id := fs.Arg(0)
@@ -499,7 +509,7 @@ func cmdApprove(args []string, stdout, stderr io.Writer) int {
 	by := fs.String("by", "", "who approves")
 	rewrite := fs.String("rewrite", "", "data-model: tables (comma-separated) a --full-refresh may rewrite under an incompatible schema")
 	if err := fs.Parse(args); err != nil {
-		return exitUsage
+		return parseExit(err)
 	}
 	if strings.TrimSpace(*by) == "" || (*gate != "scope" && *gate != "data-model") {
 		fmt.Fprintln(stderr, "lima-tui approve: --gate scope|data-model and --by NAME are required")

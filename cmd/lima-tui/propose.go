@@ -30,7 +30,7 @@ func cmdPropose(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	rows := fs.Int64("rows", 100_000, "read at most this many data rows per table")
 	asJSON := fs.Bool("json", false, "JSON output")
 	if err := fs.Parse(args); err != nil {
-		return exitUsage
+		return parseExit(err)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "lima-tui propose: unexpected argument %q\n", ui.Sanitize(fs.Arg(0)))

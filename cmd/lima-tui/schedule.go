@@ -31,7 +31,7 @@ func cmdSchedule(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	once := fs.Bool("once", false, "wait for the next fire time, run once and exit with the run's exit code")
 	wait := fs.Duration("wait", 30*time.Second, "how long a run waits for another run of the workspace to finish")
 	if err := fs.Parse(args); err != nil {
-		return exitUsage
+		return parseExit(err)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "lima-tui schedule: unexpected argument %q\n", ui.Sanitize(fs.Arg(0)))

@@ -34,7 +34,7 @@ func cmdTeardown(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	confirm := fs.String("confirm", "", "the project prefix, typed to confirm the removal")
 	jsonOut := fs.Bool("json", false, "print the inventory (and what was removed) as JSON on stdout")
 	if err := fs.Parse(args); err != nil {
-		return exitUsage
+		return parseExit(err)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "lima-tui teardown: unexpected argument %q\n", ui.Sanitize(fs.Arg(0)))

@@ -126,7 +126,7 @@ func cmdCompact(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	jsonOut := fs.Bool("json", false, "print the result as JSON")
 	wait := fs.Duration("wait", 0, "wait this long for a running load to finish")
 	if err := fs.Parse(args); err != nil {
-		return exitUsage
+		return parseExit(err)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "lima-tui compact: unexpected argument %q\n", ui.Sanitize(fs.Arg(0)))

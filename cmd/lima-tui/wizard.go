@@ -26,7 +26,7 @@ func cmdWizard(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	theme := fs.String("theme", "", "dark, light, projector or mono (default $LIMA_THEME, else dark; NO_COLOR forces mono)")
 	accessible := fs.Bool("accessible", false, "ask the gate questions as plain line prompts, without the full-screen wizard")
 	if err := fs.Parse(args); err != nil {
-		return exitUsage
+		return parseExit(err)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "lima-tui: unexpected argument %q\n", ui.Sanitize(fs.Arg(0)))
