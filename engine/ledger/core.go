@@ -181,6 +181,50 @@ func (c *core) Runs(ctx context.Context, limit int) ([]Run, error) {
 	return out, rs.Err()
 }
 
+// ---- stagings ----
+
+func (c *core) BeginStaging(ctx context.Context, s Staging) error {
+	for _, f := range [][2]string{{"write id", s.WriteID}, {"table", s.Table}, {"load id", s.LoadID}} {
+		if err := required(f[0], f[1]); err != nil {
+			return err
+		}
+	}
+	started := micro(s.Started)
+	if started.IsZero() {
+		started = now()
+	}
+	_, err := c.b.exec(ctx, `INSERT INTO {stagings} (write_id, table_name, load_id, run_id, started_at) VALUES (?, ?, ?, ?, ?)`,
+		cleanText(s.WriteID), cleanText(s.Table), cleanText(s.LoadID), cleanText(s.RunID), c.b.ts(started))
+	return err
+}
+
+func (c *core) EndStaging(ctx context.Context, writeID string) error {
+	if err := required("write id", writeID); err != nil {
+		return err
+	}
+	_, err := c.b.exec(ctx, `DELETE FROM {stagings} WHERE write_id = ?`, cleanText(writeID))
+	return err
+}
+
+func (c *core) Stagings(ctx context.Context) ([]Staging, error) {
+	rs, err := c.b.query(ctx, `SELECT write_id, table_name, load_id, run_id, started_at FROM {stagings} ORDER BY started_at, write_id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []Staging
+	for rs.Next() {
+		var s Staging
+		var st dbTime
+		if err := rs.Scan(&s.WriteID, &s.Table, &s.LoadID, &s.RunID, &st); err != nil {
+			return nil, err
+		}
+		s.Started = st.T
+		out = append(out, s)
+	}
+	return out, rs.Err()
+}
+
 // ---- watermarks ----
 
 func (c *core) Watermark(ctx context.Context, table string) (WatermarkRecord, bool, error) {

@@ -59,6 +59,16 @@ type Store interface {
 	// Runs returns the newest runs first; limit <= 0 means all.
 	Runs(ctx context.Context, limit int) ([]Run, error)
 
+	// BeginStaging records, before a load writes its first data file, the
+	// write id its files are named with: the inventory a later run uses to
+	// remove the files of a load that was killed before its commit.
+	BeginStaging(ctx context.Context, s Staging) error
+	// EndStaging forgets a staging once its files are committed or
+	// removed; forgetting one that is not recorded is a no-op.
+	EndStaging(ctx context.Context, writeID string) error
+	// Stagings lists the recorded stagings, oldest first.
+	Stagings(ctx context.Context) ([]Staging, error)
+
 	// SetWatermark upserts the mirror of a table's watermark (the table's
 	// snapshot is the source of truth).
 	SetWatermark(ctx context.Context, table, watermark, loadID string, snapshotID int64) error
@@ -302,6 +312,17 @@ type Run struct {
 	Status   string          `json:"status"`
 	PlanHash string          `json:"plan_hash,omitempty"`
 	Summary  json.RawMessage `json:"summary,omitempty"`
+}
+
+// Staging is a load's data files being written: every file name carries
+// WriteID. A staging still recorded when a run starts belongs to a load
+// that never settled.
+type Staging struct {
+	WriteID string    `json:"write_id"`
+	Table   string    `json:"table"`
+	LoadID  string    `json:"load_id"`
+	RunID   string    `json:"run_id,omitempty"`
+	Started time.Time `json:"started_at"`
 }
 
 // WatermarkRecord mirrors the watermark committed with a table's snapshot.

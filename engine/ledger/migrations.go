@@ -256,6 +256,28 @@ var migrations = []migration{
 			`UPDATE {exceptions} SET last_load_id = load_id, last_seen_at = updated_at`,
 		}, identityIndexes...),
 	},
+	{
+		Version: 4,
+		Name:    "stagings: the data files a load is writing, by write id, until its commit is settled",
+		SQLite: []string{
+			`CREATE TABLE {stagings} (
+  write_id    TEXT PRIMARY KEY,
+  table_name  TEXT NOT NULL,
+  load_id     TEXT NOT NULL,
+  run_id      TEXT NOT NULL DEFAULT '',
+  started_at  INTEGER NOT NULL
+) STRICT`,
+		},
+		Postgres: []string{
+			`CREATE TABLE {stagings} (
+  write_id    text PRIMARY KEY,
+  table_name  text NOT NULL,
+  load_id     text NOT NULL,
+  run_id      text NOT NULL DEFAULT '',
+  started_at  timestamptz NOT NULL
+)`,
+		},
+	},
 }
 
 // identityIndexes serve Publish (the committed exception of an identity),

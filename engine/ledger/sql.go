@@ -12,6 +12,7 @@ import (
 var tables = map[string]bool{
 	"runs": true, "watermarks": true, "locks": true, "exceptions": true,
 	"exception_rules": true, "exception_events": true, "schema_migrations": true,
+	"stagings": true,
 }
 
 var tokenRE = regexp.MustCompile(`\{[a-z_]+\}`)

@@ -180,8 +180,8 @@ VALUES ('r', 'l', 't', 'row', '[{"rule":"x","reason":"y"}]', 'open', 'pending', 
 	db = openRaw(t, path)
 	defer db.Close()
 	var v int
-	if err := db.QueryRow(`SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil || v != 3 {
-		t.Fatalf("schema version after upgrade %d, %v; want 3", v, err)
+	if err := db.QueryRow(`SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil || v != ledger.SchemaVersion() {
+		t.Fatalf("schema version after upgrade %d, %v; want %d", v, err, ledger.SchemaVersion())
 	}
 	ctx := context.Background()
 	if n, err := s.Count(ctx, ledger.Filter{Rule: "x"}); err != nil || n != 1 {

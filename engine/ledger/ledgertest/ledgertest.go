@@ -41,6 +41,7 @@ func Run(t *testing.T, open Open) {
 	t.Helper()
 	t.Run("Runs", func(t *testing.T) { testRuns(t, open(t)) })
 	t.Run("Watermark", func(t *testing.T) { testWatermark(t, open(t)) })
+	t.Run("Stagings", func(t *testing.T) { testStagings(t, open(t)) })
 	t.Run("Locks", func(t *testing.T) { testLocks(t, open(t)) })
 	t.Run("LockRace", func(t *testing.T) { testLockRace(t, open(t)) })
 	t.Run("AddPendingRoundTrip", func(t *testing.T) { testRoundTrip(t, open(t)) })
@@ -237,6 +238,44 @@ func testWatermark(t *testing.T, s ledger.Store) {
 		t.Fatalf("items watermark = %+v, %v", w, ok)
 	}
 	wantErr(t, "SetWatermark without table", s.SetWatermark(ctx, "", "1", "l", 1), ledger.ErrInvalid)
+}
+
+func testStagings(t *testing.T, s ledger.Store) {
+	got, err := s.Stagings(ctx)
+	must(t, err)
+	if len(got) != 0 {
+		t.Fatalf("stagings of a new store: %+v", got)
+	}
+	t1 := time.Date(2026, 3, 1, 10, 0, 0, 123456789, time.UTC)
+	must(t, s.BeginStaging(ctx, ledger.Staging{WriteID: "w-2", Table: "orders", LoadID: "load-2", RunID: "r2", Started: t1.Add(time.Minute)}))
+	must(t, s.BeginStaging(ctx, ledger.Staging{WriteID: "w-1", Table: "items", LoadID: "load-1", Started: t1}))
+	must(t, s.BeginStaging(ctx, ledger.Staging{WriteID: "w-3", Table: "orders", LoadID: "load-2"}))
+	if err := s.BeginStaging(ctx, ledger.Staging{WriteID: "w-1", Table: "items", LoadID: "load-9"}); err == nil {
+		t.Fatal("a write id recorded twice")
+	}
+	got, err = s.Stagings(ctx)
+	must(t, err)
+	if len(got) != 3 || got[0].WriteID != "w-1" || got[1].WriteID != "w-2" || got[2].WriteID != "w-3" {
+		t.Fatalf("stagings = %+v, want w-1, w-2, w-3 (oldest first)", got)
+	}
+	if g := got[1]; g.Table != "orders" || g.LoadID != "load-2" || g.RunID != "r2" || !g.Started.Equal(t1.Add(time.Minute).Truncate(time.Microsecond)) {
+		t.Fatalf("staging w-2 = %+v", g)
+	}
+	if got[2].Started.IsZero() {
+		t.Fatal("a staging without a start time got none")
+	}
+	must(t, s.EndStaging(ctx, "w-2"))
+	must(t, s.EndStaging(ctx, "w-2")) // a no-op
+	must(t, s.EndStaging(ctx, "never-recorded"))
+	got, err = s.Stagings(ctx)
+	must(t, err)
+	if len(got) != 2 || got[0].WriteID != "w-1" || got[1].WriteID != "w-3" {
+		t.Fatalf("stagings after EndStaging(w-2) = %+v", got)
+	}
+	wantErr(t, "BeginStaging without write id", s.BeginStaging(ctx, ledger.Staging{Table: "t", LoadID: "l"}), ledger.ErrInvalid)
+	wantErr(t, "BeginStaging without table", s.BeginStaging(ctx, ledger.Staging{WriteID: "w", LoadID: "l"}), ledger.ErrInvalid)
+	wantErr(t, "BeginStaging without load id", s.BeginStaging(ctx, ledger.Staging{WriteID: "w", Table: "t"}), ledger.ErrInvalid)
+	wantErr(t, "EndStaging without write id", s.EndStaging(ctx, ""), ledger.ErrInvalid)
 }
 
 func testLocks(t *testing.T, s ledger.Store) {
