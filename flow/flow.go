@@ -292,6 +292,9 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 	for _, id := range sess.Interrupted {
 		rep.Warnings = append(rep.Warnings, "run "+id+" was interrupted (its process ended before it recorded its end); recorded as interrupted; nothing it had not committed is visible")
 	}
+	if sess.Removed > 0 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d data file(s) that an interrupted load had staged but never committed were removed", sess.Removed))
+	}
 	if o.FirstSeen != nil {
 		rep.Watch = watchReport(res, o.FirstSeen)
 	}
@@ -467,6 +470,9 @@ type session struct {
 	// killed before it could record its end); openSession recorded them
 	// as interrupted.
 	Interrupted []string
+	// Removed counts the files of interrupted loads' stagings that
+	// openSession removed (flow/ledger.go removeStaged).
+	Removed int
 }
 
 // openSession takes the lock, opens the sink and the state store, settles
@@ -477,27 +483,41 @@ func openSession(ctx context.Context, ws Workspace, p *plan.Plan, lockWait time.
 		return nil, err
 	}
 	s := &session{unlock: unlock}
-	if s.sink, err = OpenPlanSink(ctx, ws, p, tweak); err != nil {
-		s.close(ctx)
-		return nil, fmt.Errorf("%w: open the catalog: %w", ErrPrecondition, err)
-	}
 	if s.store, err = OpenLedger(ctx, ws, p); err != nil {
 		s.close(ctx)
 		return nil, err
+	}
+	runID := NewRunID(time.Now())
+	// Every staging of this run's loads is recorded in the state store
+	// before its first file is written (sink.Inventory).
+	withInventory := func(o *icesink.Options) {
+		o.Inventory = stagingInventory{st: s.store, runID: runID}
+		if tweak != nil {
+			tweak(o)
+		}
+	}
+	if s.sink, err = OpenPlanSink(ctx, ws, p, withInventory); err != nil {
+		s.close(ctx)
+		return nil, fmt.Errorf("%w: open the catalog: %w", ErrPrecondition, err)
 	}
 	if _, _, err := RecoverPending(ctx, s.store, s.sink, p); err != nil {
 		s.close(ctx)
 		return nil, fmt.Errorf("settle the exceptions of an interrupted run: %w", err)
 	}
+	if s.Removed, err = removeStaged(ctx, s.store, s.sink); err != nil {
+		s.close(ctx)
+		return nil, fmt.Errorf("remove the files an interrupted load staged: %w", err)
+	}
 	if s.Interrupted, err = markInterrupted(ctx, s.store); err != nil {
 		s.close(ctx)
 		return nil, fmt.Errorf("record the runs an earlier process left unfinished: %w", err)
 	}
-	s.runID, s.started = NewRunID(time.Now()), time.Now().UTC()
-	if err := s.store.BeginRun(ctx, ledger.Run{ID: s.runID, Started: s.started, Status: "running", PlanHash: p.Hash()}); err != nil {
+	s.started = time.Now().UTC()
+	if err := s.store.BeginRun(ctx, ledger.Run{ID: runID, Started: s.started, Status: "running", PlanHash: p.Hash()}); err != nil {
 		s.close(ctx)
 		return nil, fmt.Errorf("record the run: %w", err)
 	}
+	s.runID = runID
 	return s, nil
 }
 

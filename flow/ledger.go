@@ -148,3 +148,46 @@ func markInterrupted(ctx context.Context, st ledger.Store) ([]string, error) {
 	}
 	return ids, nil
 }
+
+// stagingInventory records a run's stagings in the state store.
+type stagingInventory struct {
+	st    ledger.Store
+	runID string
+}
+
+func (i stagingInventory) BeginStaging(ctx context.Context, table, writeID string) error {
+	return i.st.BeginStaging(ctx, ledger.Staging{WriteID: writeID, Table: table, RunID: i.runID})
+}
+
+func (i stagingInventory) EndStaging(ctx context.Context, writeID string) error {
+	return i.st.EndStaging(ctx, writeID)
+}
+
+// removeStaged removes what the stagings still recorded had written: they
+// belong to loads whose process was killed between writing their first
+// data file and settling their commit (the workspace lock is held, so no
+// load of this workspace is writing). The sink removes only files named
+// with the staging's write id that no snapshot references, so a load
+// killed after its commit keeps its files.
+func removeStaged(ctx context.Context, st ledger.Store, sk sink.Sink) (int, error) {
+	stagings, err := st.Stagings(ctx)
+	if err != nil || len(stagings) == 0 {
+		return 0, err
+	}
+	rm, ok := sk.(sink.StagingRemover)
+	if !ok {
+		return 0, nil // a sink without write ids records no stagings
+	}
+	total := 0
+	for _, s := range stagings {
+		n, err := rm.RemoveStaged(ctx, s.Table, s.WriteID)
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("table %s, staging %s: %w", s.Table, s.WriteID, err)
+		}
+		if err := st.EndStaging(ctx, s.WriteID); err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}

@@ -2,12 +2,16 @@ package flow_test
 
 import (
 	"context"
+	"io/fs"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/lima-lake/lima/engine/ledger"
 	"github.com/lima-lake/lima/engine/plan"
@@ -289,6 +293,13 @@ func TestKillBetweenWriteAndCommit(t *testing.T) {
 				if n := countRows(t, tbl); n != 12 {
 					t.Fatalf("lake rows %d, want 12", n)
 				}
+				// The killed load's staged files are gone (before the
+				// commit) or referenced (after it): every file in the
+				// table's folder is one a snapshot reads.
+				onDisk, referenced := tableFiles(t, tbl)
+				if !slices.Equal(onDisk, referenced) {
+					t.Fatalf("files in the table folder %v, files its snapshots reference %v", onDisk, referenced)
+				}
 				// Exactly one load's exceptions: 4 rows and the April file.
 				if n, _ := st.Count(context.Background(), ledger.Filter{Table: "inspections"}); n != 5 {
 					t.Fatalf("ledger holds %d committed exceptions, want 5", n)
@@ -384,4 +395,54 @@ func runsWithStatus(t *testing.T, st ledger.Store, status string) []string {
 		}
 	}
 	return ids
+}
+
+// tableFiles lists the Parquet files in an Iceberg table's data folder
+// (walked on disk) and the files its snapshots reference (read from the
+// manifests through iceberg-go), both as sorted absolute paths.
+func tableFiles(t *testing.T, tbl *table.Table) (onDisk, referenced []string) {
+	t.Helper()
+	loc, err := url.Parse(tbl.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = filepath.WalkDir(filepath.Join(loc.Path, "data"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			onDisk = append(onDisk, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fio, err := tbl.FS(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, snap := range tbl.Metadata().Snapshots() {
+		mans, err := snap.Manifests(fio)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range mans {
+			entries, err := m.FetchEntries(fio, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				u, err := url.Parse(e.DataFile().FilePath())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !seen[u.Path] {
+					seen[u.Path] = true
+					referenced = append(referenced, u.Path)
+				}
+			}
+		}
+	}
+	slices.Sort(onDisk)
+	slices.Sort(referenced)
+	return onDisk, referenced
 }

@@ -184,7 +184,7 @@ func (c *core) Runs(ctx context.Context, limit int) ([]Run, error) {
 // ---- stagings ----
 
 func (c *core) BeginStaging(ctx context.Context, s Staging) error {
-	for _, f := range [][2]string{{"write id", s.WriteID}, {"table", s.Table}, {"load id", s.LoadID}} {
+	for _, f := range [][2]string{{"write id", s.WriteID}, {"table", s.Table}} {
 		if err := required(f[0], f[1]); err != nil {
 			return err
 		}

@@ -320,7 +320,7 @@ type Run struct {
 type Staging struct {
 	WriteID string    `json:"write_id"`
 	Table   string    `json:"table"`
-	LoadID  string    `json:"load_id"`
+	LoadID  string    `json:"load_id,omitempty"` // when the writer knows it
 	RunID   string    `json:"run_id,omitempty"`
 	Started time.Time `json:"started_at"`
 }

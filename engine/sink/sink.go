@@ -110,6 +110,26 @@ type Table interface {
 	Commit(ctx context.Context, s Staged, p CommitProps) (Commit, error)
 }
 
+// Inventory is where a sink records, before it writes a load's first data
+// file, the write id that every file of that staging is named with, and
+// forgets it once the files are committed or removed (the state store
+// implements it). A staging still recorded when the next run starts
+// belongs to a process that was killed: its files are removed by name
+// (StagingRemover), never by walking for whatever looks unreferenced.
+type Inventory interface {
+	BeginStaging(ctx context.Context, table, writeID string) error
+	EndStaging(ctx context.Context, writeID string) error
+}
+
+// StagingRemover is the optional capability of a sink that names staged
+// files with a write id: RemoveStaged removes the files of the table
+// (table: namespace.name) named with writeID that no snapshot of the table
+// references, and returns how many it removed. A table that does not exist
+// has nothing to remove.
+type StagingRemover interface {
+	RemoveStaged(ctx context.Context, table, writeID string) (int, error)
+}
+
 // Historian lists the commits of the current snapshot's lineage, newest
 // first.
 type Historian interface {

@@ -368,7 +368,7 @@ func posDeleteSchema() (*arrow.Schema, error) {
 // and describes it for the manifest: file-scoped (equal file_path bounds
 // and referenced_data_file), so it is applied to that file only and known
 // dead once the file is gone.
-func writePositionDeletes(tbl *table.Table, fs icebergio.IO, fd fileDeletes) (iceberg.DataFile, error) {
+func writePositionDeletes(tbl *table.Table, fs icebergio.IO, fd fileDeletes, writeID string) (iceberg.DataFile, error) {
 	wfs, ok := fs.(icebergio.WriteFileIO)
 	if !ok {
 		return nil, errors.New("the table's file system cannot write")
@@ -414,7 +414,9 @@ func writePositionDeletes(tbl *table.Table, fs icebergio.IO, fd fileDeletes) (ic
 	if _, err := rand.Read(id[:]); err != nil {
 		return nil, err
 	}
-	loc := lp.NewDataLocation("lima-" + hex.EncodeToString(id[:]) + "-deletes.parquet")
+	// The staging's write id names the file, so a killed run's delete
+	// files are removed with its data files (stagings.go).
+	loc := lp.NewDataLocation("lima-" + writeID + "-" + hex.EncodeToString(id[:]) + "-deletes.parquet")
 	if err := wfs.WriteFile(loc, buf.Bytes()); err != nil {
 		return nil, fmt.Errorf("write %s: %w", loc, err)
 	}

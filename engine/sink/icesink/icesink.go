@@ -23,6 +23,7 @@ import (
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
 	_ "modernc.org/sqlite" // pure-Go SQLite driver "sqlite"
 
 	"github.com/lima-lake/lima/engine/clean"
@@ -52,6 +53,9 @@ type Options struct {
 	// addressing become FileIO properties, held in memory; credentials come
 	// from the SDK's default chain (see s3warehouse.go).
 	S3 *s3x.Config
+	// Inventory records the write id of every staging until its commit
+	// (stagings.go); nil records nothing.
+	Inventory sink.Inventory
 }
 
 // Sink is an Iceberg sink on a SQL catalog.
@@ -493,6 +497,9 @@ type staged struct {
 	files []iceberg.DataFile
 	rows  int64
 	bytes int64
+	// writeID is in the name of every file of the staging (the data
+	// files' write UUID, the delete files' prefix).
+	writeID string
 }
 
 func (s *staged) Rows() int64  { return s.rows }
@@ -515,6 +522,9 @@ func (s *staged) Discard(ctx context.Context) error {
 		}
 	}
 	s.files = nil
+	if len(errs) == 0 {
+		s.t.endStaging(ctx, s.writeID)
+	}
 	return errors.Join(errs...)
 }
 
@@ -525,8 +535,11 @@ func (t *Table) Stage(ctx context.Context, batches iter.Seq2[arrow.RecordBatch, 
 	if err != nil {
 		return nil, err
 	}
-	st := &staged{t: t}
-	for df, err := range table.WriteRecords(ctx, tbl, t.arrow, batches,
+	st := &staged{t: t, writeID: uuid.NewString()}
+	if err := t.beginStaging(ctx, st.writeID); err != nil {
+		return nil, err
+	}
+	for df, err := range table.WriteRecords(ctx, tbl, t.arrow, batches, table.WithWriteUUID(uuid.MustParse(st.writeID)),
 		table.WithTargetFileSize(t.s.opts.TargetFileSize), table.WithMaxWriteWorkers(2),
 		// Bounded buffers: a few batches per writer and row groups of 32k
 		// rows keep memory flat whatever the input size.
@@ -638,7 +651,7 @@ func (t *Table) commit(ctx context.Context, s sink.Staged, p sink.CommitProps, d
 			}
 			var dfs []iceberg.DataFile
 			for _, fd := range fds {
-				df, err := writePositionDeletes(tbl, fs, fd)
+				df, err := writePositionDeletes(tbl, fs, fd, st.writeID)
 				if err != nil {
 					dropWritten()
 					return sink.Commit{}, fmt.Errorf("write position deletes: %w", err)
@@ -686,6 +699,7 @@ func (t *Table) commit(ctx context.Context, s sink.Staged, p sink.CommitProps, d
 			c := commitOf(snap)
 			c.Attempts = attempt
 			c.Deleted = deleted
+			t.endStaging(ctx, st.writeID)
 			return c, nil
 		}
 		lastErr = err

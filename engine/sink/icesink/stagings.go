@@ -1,0 +1,145 @@
+package icesink
+
+// The inventory of staged files. Every staging (one Stage call) draws a
+// write id, a UUID that iceberg-go puts into the name of every data file it
+// writes (table.WithWriteUUID) and that names the staging's position
+// delete files. The id is recorded in the Inventory (the state store)
+// before the first file is written and forgotten once the files are
+// committed or discarded. A process killed in between leaves the record
+// behind; the next run (which holds the workspace lock) calls RemoveStaged
+// for it, which removes the table's files named with that id that no
+// snapshot references — the files of that staging and nothing else, a
+// half-written stub included. It never follows a symbolic link.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/apache/iceberg-go/catalog"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lima-lake/lima/engine/sink"
+)
+
+var _ sink.StagingRemover = (*Sink)(nil)
+
+// tableKey names the table in the inventory: namespace.name.
+func (t *Table) tableKey() string { return strings.Join(t.ident, ".") }
+
+func (t *Table) beginStaging(ctx context.Context, writeID string) error {
+	if t.s.opts.Inventory == nil {
+		return nil
+	}
+	if err := t.s.opts.Inventory.BeginStaging(ctx, t.tableKey(), writeID); err != nil {
+		return fmt.Errorf("record the staging of %s: %w", t.tableKey(), err)
+	}
+	return nil
+}
+
+// endStaging forgets the staging. A failure only leaves the record for the
+// next run, whose RemoveStaged then finds the files referenced and keeps
+// them.
+func (t *Table) endStaging(ctx context.Context, writeID string) {
+	if t.s.opts.Inventory != nil && writeID != "" {
+		_ = t.s.opts.Inventory.EndStaging(context.WithoutCancel(ctx), writeID)
+	}
+}
+
+// RemoveStaged removes the files of table (namespace.name) whose name
+// carries writeID and that no snapshot of the table references.
+func (s *Sink) RemoveStaged(ctx context.Context, tableName, writeID string) (int, error) {
+	if len(writeID) < 32 { // a UUID: never a short text every name contains
+		return 0, fmt.Errorf("icesink: %q is not a write id", writeID)
+	}
+	tbl, err := s.cat.LoadTable(ctx, catalog.ToIdentifier(strings.Split(tableName, ".")...))
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return 0, err
+	}
+	walker, ok := fs.(icebergio.ListableIO)
+	if !ok {
+		return 0, fmt.Errorf("icesink: the file system of %s cannot list its files (%T)", tableName, fs)
+	}
+	var candidates []string
+	root := strings.TrimSuffix(tbl.Location(), "/") + "/data"
+	err = walker.WalkDir(root, func(p string, d iofs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, iofs.ErrNotExist) {
+				return iofs.SkipAll
+			}
+			return err
+		}
+		if !d.Type().IsRegular() { // folders, symbolic links, anything else
+			return nil
+		}
+		if strings.Contains(path.Base(p), writeID) {
+			candidates = append(candidates, p)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return 0, fmt.Errorf("list the data files of %s: %w", tableName, err)
+	}
+	if len(candidates) == 0 {
+		return 0, nil
+	}
+	referenced, err := referencedNames(fs, tbl)
+	if err != nil {
+		return 0, fmt.Errorf("read the manifests of %s: %w", tableName, err)
+	}
+	n := 0
+	var errs []error
+	for _, p := range candidates {
+		if referenced[path.Base(p)] {
+			continue // committed: the process died after its commit
+		}
+		if err := fs.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+// referencedNames are the base names of every data and delete file any
+// snapshot of the table references (a file named with a UUID is unique by
+// its base name).
+func referencedNames(fs icebergio.IO, tbl *table.Table) (map[string]bool, error) {
+	out := map[string]bool{}
+	seen := map[string]bool{}
+	for _, snap := range tbl.Metadata().Snapshots() {
+		mans, err := snap.Manifests(fs)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range mans {
+			if seen[m.FilePath()] {
+				continue
+			}
+			seen[m.FilePath()] = true
+			entries, err := m.FetchEntries(fs, false)
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range entries { // deleted entries too: older snapshots read them
+				if df := e.DataFile(); df != nil {
+					out[path.Base(df.FilePath())] = true
+				}
+			}
+		}
+	}
+	return out, nil
+}
