@@ -2,6 +2,7 @@ package flow_test
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"net/url"
 	"os"
@@ -397,14 +398,22 @@ func runsWithStatus(t *testing.T, st ledger.Store, status string) []string {
 	return ids
 }
 
-// tableFiles lists the Parquet files in an Iceberg table's data folder
-// (walked on disk) and the files its snapshots reference (read from the
-// manifests through iceberg-go), both as sorted absolute paths.
+// tableFiles lists the files in an Iceberg table's data folder (walked on
+// disk) and the files its snapshots reference (read from the manifests
+// through iceberg-go), both as sorted absolute paths.
 func tableFiles(t *testing.T, tbl *table.Table) (onDisk, referenced []string) {
 	t.Helper()
-	loc, err := url.Parse(tbl.Location())
+	onDisk, referenced, err := lakeTableFiles(tbl)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return onDisk, referenced
+}
+
+func lakeTableFiles(tbl *table.Table) (onDisk, referenced []string, err error) {
+	loc, err := url.Parse(tbl.Location())
+	if err != nil {
+		return nil, nil, err
 	}
 	err = filepath.WalkDir(filepath.Join(loc.Path, "data"), func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
@@ -412,28 +421,28 @@ func tableFiles(t *testing.T, tbl *table.Table) (onDisk, referenced []string) {
 		}
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, err
 	}
 	fio, err := tbl.FS(context.Background())
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	seen := map[string]bool{}
 	for _, snap := range tbl.Metadata().Snapshots() {
 		mans, err := snap.Manifests(fio)
 		if err != nil {
-			t.Fatal(err)
+			return nil, nil, err
 		}
 		for _, m := range mans {
 			entries, err := m.FetchEntries(fio, false)
 			if err != nil {
-				t.Fatal(err)
+				return nil, nil, err
 			}
 			for _, e := range entries {
 				u, err := url.Parse(e.DataFile().FilePath())
 				if err != nil {
-					t.Fatal(err)
+					return nil, nil, err
 				}
 				if !seen[u.Path] {
 					seen[u.Path] = true
@@ -444,5 +453,5 @@ func tableFiles(t *testing.T, tbl *table.Table) (onDisk, referenced []string) {
 	}
 	slices.Sort(onDisk)
 	slices.Sort(referenced)
-	return onDisk, referenced
+	return onDisk, referenced, nil
 }

@@ -604,6 +604,14 @@ func (lr *lifeRun) checkLake() error {
 		if data-dels != int64(read) || eq != 0 {
 			errs = append(errs, fmt.Errorf("manifests: %d data records − %d position deletes = %d live rows (and %d equality deletes), a reader reads %d", data, dels, data-dels, eq, read))
 		}
+		// No orphan: every file in the table's data folder is one a
+		// snapshot references (a killed load's files are removed by the
+		// next run).
+		if onDisk, referenced, err := lakeTableFiles(tbl); err != nil {
+			errs = append(errs, err)
+		} else if extra := lifeMissing(onDisk, referenced); len(extra) > 0 {
+			errs = append(errs, fmt.Errorf("orphans: %d file(s) in the table's folder no snapshot references: %v", len(extra), extra))
+		}
 	}
 	if lr.m.Plan.Keyed {
 		want := lr.m.LakeKeyed()
@@ -901,4 +909,15 @@ func lifeSeed() uint64 {
 		return uint64(time.Now().UnixNano())
 	}
 	return 1
+}
+
+// lifeMissing lists the elements of a that b lacks (both sorted).
+func lifeMissing(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if _, found := slices.BinarySearch(b, x); !found {
+			out = append(out, x)
+		}
+	}
+	return out
 }
