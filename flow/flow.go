@@ -468,10 +468,14 @@ func openSession(ctx context.Context, ws Workspace, p *plan.Plan, lockWait time.
 		return nil, err
 	}
 	s := &session{unlock: unlock}
-	if s.sink, err = OpenPlanSink(ctx, ws, p, tweak); err != nil {
+	// Assigned only on success: a failed open returns a typed nil, which
+	// in the interface field is not nil and would be closed.
+	sk, err := OpenPlanSink(ctx, ws, p, tweak)
+	if err != nil {
 		s.close()
 		return nil, fmt.Errorf("%w: open the catalog: %w", ErrPrecondition, err)
 	}
+	s.sink = sk
 	if s.store, err = OpenLedger(ctx, ws, p); err != nil {
 		s.close()
 		return nil, err
