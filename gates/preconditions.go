@@ -27,6 +27,7 @@ import (
 	"github.com/lima-lake/lima/engine/source"
 	"github.com/lima-lake/lima/engine/source/files"
 	"github.com/lima-lake/lima/engine/source/s3src"
+	"github.com/lima-lake/lima/internal/fileuri"
 	"github.com/lima-lake/lima/internal/s3x"
 )
 
@@ -397,10 +398,14 @@ func readHead(path string) error {
 }
 
 // warehouseDir returns the folder of a warehouse given as a folder or a
-// file:// URI; ok is false for other schemes.
+// file:// URI; ok is false for other schemes. A file: URI that does not
+// name a local path is returned as is, so the probe fails on it.
 func warehouseDir(wh string) (string, bool) {
-	if rest, ok := strings.CutPrefix(wh, "file://"); ok {
-		return rest, true
+	if fileuri.Is(wh) {
+		if p, err := fileuri.ToPath(wh); err == nil {
+			return p, true
+		}
+		return wh, true
 	}
 	if i := strings.Index(wh, "://"); i > 0 {
 		return "", false

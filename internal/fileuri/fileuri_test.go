@@ -1,8 +1,13 @@
 package fileuri_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -104,5 +109,63 @@ func TestIcebergIOReadsTheEscapedURIs(t *testing.T) {
 		if p, err := fileuri.ToPath(loc); err != nil || p != filepath.Join(dir, "metadata", "00000-x.metadata.json") {
 			t.Errorf("%s: ToPath(%q) = %q, %v", name, loc, p, err)
 		}
+	}
+}
+
+// TestNoOtherCodeBuildsFileURIs parses every non-test Go file of the module
+// and fails on a string literal that starts a file: URI outside this
+// package: such a literal is a URI built or taken
+// apart by hand, without the escaping above.
+func TestNoOtherCodeBuildsFileURIs(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("module root not found at %s: %v", root, err)
+	}
+	self, _ := filepath.Abs(".")
+	files := 0
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p == self || (p != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "vendor")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		files++
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			v, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				return true
+			}
+			if fileuri.Is(v) {
+				rel, _ := filepath.Rel(root, p)
+				t.Errorf("%s:%d: string %s builds or takes apart a file: URI by hand; use internal/fileuri", rel, fset.Position(lit.Pos()).Line, lit.Value)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 50 {
+		t.Fatalf("only %d Go files found under %s", files, root)
 	}
 }
