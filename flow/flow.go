@@ -496,10 +496,14 @@ func openSession(ctx context.Context, ws Workspace, p *plan.Plan, lockWait time.
 			tweak(o)
 		}
 	}
-	if s.sink, err = OpenPlanSink(ctx, ws, p, withInventory); err != nil {
+	// Assigned only on success: a failed open returns a typed nil, which
+	// in the interface field is not nil and would be closed.
+	sk, err := OpenPlanSink(ctx, ws, p, withInventory)
+	if err != nil {
 		s.close(ctx)
 		return nil, fmt.Errorf("%w: open the catalog: %w", ErrPrecondition, err)
 	}
+	s.sink = sk
 	if _, _, err := RecoverPending(ctx, s.store, s.sink, p); err != nil {
 		s.close(ctx)
 		return nil, fmt.Errorf("settle the exceptions of an interrupted run: %w", err)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/gates"
+	"github.com/lima-lake/lima/internal/fileuri"
 )
 
 // Preconditions runs gate 2 for the plan in the workspace: sources
@@ -103,7 +104,11 @@ func probeCatalog(ctx context.Context, ws Workspace, p *plan.Plan) (gates.StoreS
 	case fi.IsDir():
 		return st, fmt.Errorf("%s is a folder, not a SQLite catalog file", path)
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
+	uri, err := fileuri.FromPath(path)
+	if err != nil {
+		return st, err
+	}
+	db, err := sql.Open("sqlite", uri+"?mode=ro&_pragma=busy_timeout(5000)")
 	if err != nil {
 		return st, err
 	}

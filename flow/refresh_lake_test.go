@@ -25,6 +25,7 @@ import (
 
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/flow"
+	"github.com/lima-lake/lima/internal/fileuri"
 )
 
 // lakeState is a table's current snapshot as read independently.
@@ -57,7 +58,18 @@ func (s lakeState) byKey(t *testing.T, col string) map[string]map[string]string 
 	return out
 }
 
-func localPath(uri string) string { return strings.TrimPrefix(uri, "file://") }
+// localPath is the local path of a location iceberg-go recorded (a
+// file:// URI) or of a plain path.
+func localPath(uri string) string {
+	if !fileuri.Is(uri) {
+		return uri
+	}
+	p, err := fileuri.ToPath(uri)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
 
 // readParquet reads every row of a local Parquet file, in file order.
 func readParquet(t *testing.T, path string, fn func(rec arrow.RecordBatch)) {

@@ -22,6 +22,7 @@ import (
 	"github.com/lima-lake/lima/engine/ledger"
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/gates"
+	"github.com/lima-lake/lima/internal/fileuri"
 )
 
 // TeardownOptions say whose lake to tear down.
@@ -226,9 +227,15 @@ func openCatalogNoCreate(path, warehouse string) (*sqlcat.Catalog, *sql.DB, erro
 		if err != nil {
 			return nil, nil, err
 		}
-		warehouse = "file://" + abs
+		if warehouse, err = fileuri.FromPath(abs); err != nil {
+			return nil, nil, err
+		}
 	}
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
+	catalogURI, err := fileuri.FromPath(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	dsn := catalogURI + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, nil, err

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -20,6 +19,7 @@ import (
 	"github.com/lima-lake/lima/engine/sink/hivesink"
 	"github.com/lima-lake/lima/engine/sink/icesink"
 	"github.com/lima-lake/lima/gates"
+	"github.com/lima-lake/lima/internal/fileuri"
 	"github.com/lima-lake/lima/internal/s3x"
 )
 
@@ -157,8 +157,8 @@ func awsTeardownScope(ctx context.Context, p *plan.Plan, s *gates.TeardownScope)
 		s.CatalogKind = "glue"
 		wh := s.Warehouse
 		if !hasScheme(wh) {
-			if abs, err := filepath.Abs(wh); err == nil {
-				wh = "file://" + filepath.ToSlash(abs)
+			if uri, err := fileuri.FromPath(wh); err == nil {
+				wh = uri
 			}
 		}
 		sk, err := icesink.OpenGlue(ctx, icesink.Options{Warehouse: wh}, icesink.AWSOptions{Region: p.Platform.Region, GlueEndpoint: p.Storage.GlueEndpoint,

@@ -27,6 +27,7 @@ import (
 	"github.com/lima-lake/lima/engine/source"
 	"github.com/lima-lake/lima/engine/source/files"
 	"github.com/lima-lake/lima/engine/source/s3src"
+	"github.com/lima-lake/lima/internal/fileuri"
 	"github.com/lima-lake/lima/internal/s3x"
 )
 
@@ -397,10 +398,12 @@ func readHead(path string) error {
 }
 
 // warehouseDir returns the folder of a warehouse given as a folder or a
-// file:// URI; ok is false for other schemes.
+// file:// URI; ok is false for other schemes and for a file: URI that
+// names no local folder (checkTarget fails on it).
 func warehouseDir(wh string) (string, bool) {
-	if rest, ok := strings.CutPrefix(wh, "file://"); ok {
-		return rest, true
+	if fileuri.Is(wh) {
+		p, err := fileuri.ToPath(wh)
+		return p, err == nil
 	}
 	if i := strings.Index(wh, "://"); i > 0 {
 		return "", false
@@ -413,6 +416,12 @@ func (pr Probe) checkTarget(ctx context.Context) Finding {
 	dir, ok := warehouseDir(pr.Warehouse)
 	if !ok && s3x.IsURI(pr.Warehouse) {
 		f.Status, f.Detail = Skip, fmt.Sprintf("warehouse %s is on S3: see the finding S3 warehouse writable (a probe object put and deleted)", pr.Warehouse)
+		return f
+	}
+	if !ok && fileuri.Is(pr.Warehouse) {
+		_, err := fileuri.ToPath(pr.Warehouse)
+		f.Status, f.Detail = Fail, fmt.Sprintf("warehouse %s: %v", pr.Warehouse, err)
+		f.Fix = "write storage.warehouse in platform.yaml as a folder, or as file:///absolute/folder with %, # and ? written %25, %23 and %3F"
 		return f
 	}
 	if !ok {

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/internal/fileuri"
 	"github.com/lima-lake/lima/internal/redact"
 	"github.com/lima-lake/lima/internal/s3x"
 )
@@ -583,10 +584,10 @@ func ParseSource(uri string) (SourceURI, error) {
 		// The variable's value (the DSN) is read only where the source is
 		// recorded (ApplyAnswers: its kind) and checked (init, gate 2).
 		return s, nil
-	case strings.HasPrefix(u, "file://"):
-		p := strings.TrimPrefix(u, "file://")
-		if !strings.HasPrefix(p, "/") {
-			return SourceURI{}, &AnswerError{Problem: fmt.Sprintf("%q is not a file URI", u), Fix: "write file:///absolute/folder or just the folder"}
+	case fileuri.Is(u):
+		p, err := fileuri.ToPath(u)
+		if err != nil {
+			return SourceURI{}, &AnswerError{Problem: fmt.Sprintf("%q is not a file URI of a local folder", u), Fix: "write file:///absolute/folder (a %, # or ? in it as %25, %23, %3F) or just the folder"}
 		}
 		return SourceURI{Kind: "folder", Path: p}, nil
 	}

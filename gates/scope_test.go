@@ -258,6 +258,10 @@ func TestParseSource(t *testing.T) {
 		{"env:1BAD", SourceURI{Kind: "env", EnvVar: "1BAD"}, false, true},
 		{"s3://", SourceURI{Kind: "s3"}, false, true},
 		{"file://relative", SourceURI{}, false, true},
+		// A file URI is read as one: its escapes decode, a raw # or ? is refused.
+		{"file:///srv/pct%2541/%EB%8D%B0%EB%AA%A8%20exports", SourceURI{Kind: "folder", Path: "/srv/pct%41/데모 exports"}, false, false},
+		{"file:///srv/a#b", SourceURI{}, false, true},
+		{"file:///srv/what?", SourceURI{}, false, true},
 		{"", SourceURI{}, false, true},
 	}
 	for _, tt := range tests {

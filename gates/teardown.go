@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
-	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -29,6 +28,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lima-lake/lima/engine/ledger"
+	"github.com/lima-lake/lima/internal/fileuri"
 )
 
 // Teardown errors.
@@ -721,16 +721,15 @@ func newBases(s TeardownScope) (*bases, error) {
 	b := &bases{workspace: ws, workspaceReal: realPath(ws)}
 	wh := s.Warehouse
 	if strings.Contains(wh, "://") {
-		u, err := url.Parse(wh)
 		if l, ok := parseS3(wh); ok && s.Objects != nil {
 			b.s3 = &l
 			wh = ""
-		} else if err != nil || u.Scheme != "file" {
+		} else if p, err := fileuri.ToPath(wh); err != nil {
 			b.warehouseErr = fmt.Sprintf("the warehouse %s is not a local folder", wh)
 			b.warehouseFix = "tear down a remote lake with its own tools; this build removes local lakes and lakes on S3"
 			wh = ""
 		} else {
-			wh = u.Path
+			wh = p
 		}
 	}
 	if wh != "" {
@@ -1196,12 +1195,12 @@ func existingReal(p string) string {
 }
 
 func localPath(loc string) string {
-	if strings.HasPrefix(loc, "file:") {
-		u, err := url.Parse(loc)
-		if err != nil || u.Path == "" {
+	if fileuri.Is(loc) {
+		p, err := fileuri.ToPath(loc)
+		if err != nil {
 			return ""
 		}
-		return filepath.FromSlash(u.Path)
+		return p
 	}
 	if filepath.IsAbs(loc) {
 		return loc

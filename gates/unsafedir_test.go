@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lima-lake/lima/internal/fileuri"
 )
 
 func TestUnsafeLakeFolder(t *testing.T) {
@@ -87,5 +89,40 @@ func TestTeardownRefusesAHomeFolderWarehouse(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(home, "diary.txt")); err != nil || string(b) != "mine" {
 		t.Fatalf("diary.txt: %q, %v", b, err)
+	}
+}
+
+// Gate 2 reads a file:// warehouse through fileuri: an escaped URI of a
+// folder named pct%41 is probed in that folder (not in pctA), and a URI
+// with a raw # is refused without a probe written anywhere.
+func TestPreconditionsReadEscapedFileURIs(t *testing.T) {
+	p, pr := preWorkspace(t)
+	dir := filepath.Join(t.TempDir(), "pct%41")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	uri, err := fileuri.FromPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr.Warehouse = uri
+	f := byName(Preconditions(context.Background(), p, pr))["target writable"]
+	if f.Status != Pass || !strings.Contains(f.Detail, dir) {
+		t.Errorf("warehouse %s: %s — %s, want a pass in %s", uri, f.Status, f.Detail, dir)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(dir), "pctA")); err == nil {
+		t.Errorf("pctA was created beside %s", dir)
+	}
+
+	p, pr = preWorkspace(t)
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	pr.Warehouse = "file://" + filepath.ToSlash(filepath.Join(t.TempDir(), "a#b"))
+	f = byName(Preconditions(context.Background(), p, pr))["target writable"]
+	if f.Status != Fail || !strings.Contains(f.Detail, "%23") || !strings.Contains(f.Fix, "%23") {
+		t.Errorf("warehouse %s: %s — %s (fix %q), want a failure naming %%23", pr.Warehouse, f.Status, f.Detail, f.Fix)
+	}
+	if ents, _ := os.ReadDir(cwd); len(ents) != 0 {
+		t.Errorf("the probe wrote into the working folder: %v", ents)
 	}
 }

@@ -331,10 +331,10 @@ func readmeCatalog(p *plan.Plan) string {
 			}
 		}
 		if first != "" {
-			b.WriteString("\nRead a table from Python (PyIceberg), in the workspace folder:\n\n```python\nimport os\n" +
+			b.WriteString("\nRead a table from Python (PyIceberg), in the workspace folder:\n\n```python\nfrom pathlib import Path\n" +
 				"from pyiceberg.catalog.sql import SqlCatalog\n" +
 				"cat = SqlCatalog(\"lima\", uri=\"sqlite:///" + catalogFile(p) + "\",\n" +
-				"                 warehouse=\"file://\" + os.path.abspath(\"" + p.Warehouse() + "\"))\n" +
+				"                 warehouse=Path(\"" + p.Warehouse() + "\").resolve().as_uri())  # escapes %, #, ? and spaces\n" +
 				"df = cat.load_table(\"" + p.Namespace() + "." + first + "\").scan().to_pandas()\n```\n")
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // driver "sqlite", pure Go
+
+	"github.com/lima-lake/lima/internal/fileuri"
 )
 
 // SQLiteStore is the embedded Store: one file (the workspace's
@@ -50,7 +52,11 @@ func openSQLite(path string, list []migration) (*SQLiteStore, error) {
 	}
 	f.Close()
 
-	db, err := sql.Open("sqlite", sqliteDSN(abs))
+	dsn, err := sqliteDSN(abs)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: open %s: %w", abs, err)
 	}
@@ -82,16 +88,19 @@ func openSQLite(path string, list []migration) (*SQLiteStore, error) {
 	return s, nil
 }
 
-// sqliteDSN builds the DSN: the path as a file: URI (with ?, # and %
-// escaped) and the connection pragmas applied to every connection.
-func sqliteDSN(abs string) string {
-	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(abs))
-	return "file:" + p +
+// sqliteDSN builds the DSN: the path as an escaped file: URI and the
+// connection pragmas applied to every connection.
+func sqliteDSN(abs string) (string, error) {
+	uri, err := fileuri.FromPath(abs)
+	if err != nil {
+		return "", err
+	}
+	return uri +
 		"?_pragma=busy_timeout(" + fmt.Sprint(sqliteBusyTimeout.Milliseconds()) + ")" +
 		"&_pragma=journal_mode(WAL)" +
 		"&_pragma=synchronous(FULL)" +
 		"&_pragma=foreign_keys(1)" +
-		"&_txlock=immediate"
+		"&_txlock=immediate", nil
 }
 
 // Path is the database file.

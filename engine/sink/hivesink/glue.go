@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/glue"
 	"github.com/aws/aws-sdk-go-v2/service/glue/types"
+
+	"github.com/lima-lake/lima/internal/fileuri"
 )
 
 // Hive Parquet formats, as Athena and Glue crawlers write them.
@@ -110,12 +112,16 @@ func storage(location string, cols []HiveColumn) *types.StorageDescriptor {
 }
 
 // GlueLocation is the location Glue records: s3:// URIs as they are, a
-// local folder as a file:// URI.
+// local folder (absolute: Open made it so) as an escaped file:// URI.
 func GlueLocation(root string) string {
 	if strings.Contains(root, "://") {
 		return root
 	}
-	return "file://" + root
+	uri, err := fileuri.FromPath(root)
+	if err != nil {
+		return root // only a relative path whose base is unknown
+	}
+	return uri
 }
 
 func tableInput(def TableDef) *types.TableInput {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/sink"
 	"github.com/lima-lake/lima/engine/sink/hivesink"
+	"github.com/lima-lake/lima/internal/fileuri"
 	"github.com/lima-lake/lima/internal/gluetest"
 )
 
@@ -129,7 +131,10 @@ func TestGlueRegistration(t *testing.T) {
 	if !slices.Equal(keys, []col{{"load_date", "date"}, {"region", "string"}}) {
 		t.Errorf("partition keys %v", keys)
 	}
-	loc := "file://" + filepath.ToSlash(dir) + "/sales/Orders"
+	loc, err := fileuri.FromPath(filepath.Join(dir, "sales", "Orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	sd := gt.StorageDescriptor
 	if gt.TableType != "EXTERNAL_TABLE" || sd.Location != loc || sd.InputFormat != hivesink.ParquetInputFormat || sd.OutputFormat != hivesink.ParquetOutputFormat ||
 		sd.SerdeInfo == nil || sd.SerdeInfo.SerializationLibrary != hivesink.ParquetSerDe {
@@ -143,9 +148,21 @@ func TestGlueRegistration(t *testing.T) {
 		if !slices.Equal(p.Values, []string{"2026-11-30", regions[i]}) {
 			t.Fatalf("partition %d values %v, want [2026-11-30 %s]", i, p.Values, regions[i])
 		}
-		wantLoc := loc + "/load_date=2026-11-30/region=" + strings.ReplaceAll(regions[i], "/", "%2F")
+		// The folder's name keeps Hive's escape (r%2F000); its URI escapes
+		// that % again, so a URI reader finds the folder itself.
+		folder := filepath.Join(dir, "sales", "Orders", "load_date=2026-11-30", "region="+strings.ReplaceAll(regions[i], "/", "%2F"))
+		wantLoc, err := fileuri.FromPath(folder)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if p.StorageDescriptor == nil || p.StorageDescriptor.Location != wantLoc {
 			t.Fatalf("partition %v location %+v, want %s", p.Values, p.StorageDescriptor, wantLoc)
+		}
+		if back, err := fileuri.ToPath(wantLoc); err != nil || back != folder {
+			t.Fatalf("partition location %s reads back as %q (%v), want %s", wantLoc, back, err, folder)
+		}
+		if fi, err := os.Stat(folder); err != nil || !fi.IsDir() {
+			t.Fatalf("partition folder %s: %v", folder, err)
 		}
 	}
 	batches := 0

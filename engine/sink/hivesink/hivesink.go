@@ -31,7 +31,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,6 +48,7 @@ import (
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/sink"
 	"github.com/lima-lake/lima/internal/faultpoint"
+	"github.com/lima-lake/lima/internal/fileuri"
 )
 
 // Fault points (LIMA_FAULTPOINT) inside Commit, for crash tests.
@@ -141,7 +141,13 @@ func Open(ctx context.Context, o Options) (*Sink, error) {
 	if root == "" {
 		return nil, errors.New("hivesink: no warehouse")
 	}
-	if !strings.Contains(root, "://") {
+	if fileuri.Is(root) {
+		p, err := fileuri.ToPath(root)
+		if err != nil {
+			return nil, fmt.Errorf("hivesink: warehouse %s: %w", root, err)
+		}
+		root = filepath.ToSlash(p)
+	} else if !strings.Contains(root, "://") {
 		abs, err := filepath.Abs(root)
 		if err != nil {
 			return nil, err
@@ -152,12 +158,6 @@ func Open(ctx context.Context, o Options) (*Sink, error) {
 		// A plain path, not a file:// URI: the local IO percent-decodes
 		// URIs, which would undo the escaping of partition values.
 		root = filepath.ToSlash(abs)
-	} else if strings.HasPrefix(root, "file://") {
-		u, err := url.Parse(root)
-		if err != nil {
-			return nil, fmt.Errorf("hivesink: warehouse %s: %w", root, err)
-		}
-		root = u.Path
 	}
 	root = strings.TrimRight(root, "/")
 	fsys, err := icebergio.LoadFS(s3Context(ctx, root), s3Props(root, o.IOProps), root)
@@ -416,7 +416,6 @@ func (t *Table) writeFile(uri string, b []byte) error {
 // a missing dir is empty.
 func (t *Table) list(dir string) ([]string, error) {
 	l := t.s.fs.(icebergio.ListableIO)
-	local := strings.TrimPrefix(dir, "file://")
 	var out []string
 	err := l.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -429,8 +428,6 @@ func (t *Table) list(dir string) ([]string, error) {
 		switch {
 		case strings.HasPrefix(p, dir+"/"):
 			out = append(out, p[len(dir)+1:])
-		case strings.HasPrefix(p, local+"/"):
-			out = append(out, p[len(local)+1:])
 		}
 		return nil
 	})

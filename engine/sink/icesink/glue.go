@@ -13,6 +13,8 @@ import (
 	gluecat "github.com/apache/iceberg-go/catalog/glue"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/aws/aws-sdk-go-v2/config"
+
+	"github.com/lima-lake/lima/internal/fileuri"
 )
 
 // OpenCatalog opens the sink on an iceberg-go catalog that is not the
@@ -114,7 +116,7 @@ func warehouseURI(w string) (string, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return "", fmt.Errorf("warehouse: %w", err)
 	}
-	return "file://" + filepath.ToSlash(abs), nil
+	return fileuri.FromPath(abs)
 }
 
 // OpenGlue opens the sink on iceberg-go's Glue catalog: tables Athena,

@@ -29,6 +29,7 @@ import (
 	"github.com/lima-lake/lima/engine/clean"
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/sink"
+	"github.com/lima-lake/lima/internal/fileuri"
 	"github.com/lima-lake/lima/internal/s3x"
 )
 
@@ -95,9 +96,15 @@ func Open(ctx context.Context, o Options) (*Sink, error) {
 		if err := os.MkdirAll(abs, 0o755); err != nil {
 			return nil, fmt.Errorf("warehouse: %w", err)
 		}
-		warehouse = "file://" + abs
+		if warehouse, err = fileuri.FromPath(abs); err != nil {
+			return nil, err
+		}
 	}
-	dsn := "file:" + o.CatalogPath + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
+	catalogURI, err := fileuri.FromPath(o.CatalogPath)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	dsn := catalogURI + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)

@@ -10,6 +10,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	_ "modernc.org/sqlite"             // database/sql driver "sqlite"
+
+	"github.com/lima-lake/lima/internal/fileuri"
 )
 
 // Open opens a database of dialect d: dsn is a PostgreSQL URL or keyword
@@ -37,7 +39,19 @@ func Open(d Dialect, dsn string) (*sql.DB, error) {
 	case SQLServer, Oracle:
 		return openMSSQLOracle(d, dsn)
 	case SQLite:
-		return sql.Open("sqlite", "file:"+dsn+"?mode=ro&_pragma=busy_timeout(5000)")
+		path := dsn
+		if fileuri.Is(dsn) {
+			p, err := fileuri.ToPath(dsn)
+			if err != nil {
+				return nil, fmt.Errorf("sqldb: sqlite: %w", err)
+			}
+			path = p
+		}
+		uri, err := fileuri.FromPath(path)
+		if err != nil {
+			return nil, fmt.Errorf("sqldb: sqlite: %w", err)
+		}
+		return sql.Open("sqlite", uri+"?mode=ro&_pragma=busy_timeout(5000)")
 	}
 	return nil, fmt.Errorf("sqldb: no driver for dialect %q", d)
 }
