@@ -126,7 +126,7 @@ func (c Currencies) Code() (code string, mixed bool) {
 	}
 	var common []string
 	first := true
-	for _, m := range c.sortedMarkers() {
+	for _, m := range c.Sorted() {
 		codes := plan.SymbolCurrencies(m)
 		if first {
 			common, first = append([]string(nil), codes...), false
@@ -148,8 +148,8 @@ func (c Currencies) Code() (code string, mixed bool) {
 	return common[0], false
 }
 
-// sortedMarkers lists the markers, most frequent first.
-func (c Currencies) sortedMarkers() []string {
+// Sorted lists the markers, most frequent first (ties in byte order).
+func (c Currencies) Sorted() []string {
 	var out []string
 	for m := range c.Markers {
 		out = append(out, m)
@@ -166,7 +166,7 @@ func (c Currencies) sortedMarkers() []string {
 // ×1 (e.g. "$12.00")`, most frequent first. Values are raw.
 func (c Currencies) Summary() string {
 	var parts []string
-	for _, m := range c.sortedMarkers() {
+	for _, m := range c.Sorted() {
 		parts = append(parts, fmt.Sprintf("%s ×%d (e.g. %q)", m, c.Markers[m], c.Examples[m]))
 	}
 	return strings.Join(parts, ", ")

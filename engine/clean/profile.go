@@ -385,7 +385,14 @@ func (p ColumnProfile) Findings() []Finding {
 					"amounts in different currencies cannot be summed; every value with a currency symbol is held back at load (rule currency)",
 					"keep the currency in a column of its own (amount, currency) or convert the amounts at the source; then declare the column's currency")
 			} else {
-				add(fmt.Sprintf("%s in %s: %s", plural(cu.Values, "value carries its currency", "values carry their currency"), code, cu.Summary()),
+				also := ""
+				for _, m := range cu.Sorted() {
+					if codes := plan.SymbolCurrencies(m); len(codes) > 1 {
+						also = fmt.Sprintf(" (%s is also written for %s: check)", m, strings.Join(codes[1:], ", "))
+						break
+					}
+				}
+				add(fmt.Sprintf("%s in %s%s: %s", plural(cu.Values, "value carries its currency", "values carry their currency"), code, also, cu.Summary()),
 					"without a declared currency they are held back at load (rule currency)",
 					fmt.Sprintf("declare currency: %s on the column: the symbol is then removed (counted in the run report) and another currency's symbol is held back", code))
 			}
