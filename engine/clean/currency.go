@@ -25,6 +25,9 @@ func isRuleError(err error) bool {
 // ignored) followed by a space or a digit — USD-12 is no amount but a
 // code; "" for none.
 func currencyPrefix(s string) string {
+	if s == "" || plainEdge(s[0]) {
+		return "" // the common case, without a look at every symbol
+	}
 	for _, sym := range plan.CurrencySymbolList {
 		if strings.HasPrefix(s, sym) {
 			return sym
@@ -41,6 +44,9 @@ func hasCurrency(s string) bool { return currencyPrefix(s) != "" || currencySuff
 
 // currencySuffix is the currency marker s ends with; "" for none.
 func currencySuffix(s string) string {
+	if s == "" || plainEdge(s[len(s)-1]) {
+		return ""
+	}
 	for _, sym := range plan.CurrencySymbolList {
 		if strings.HasSuffix(s, sym) && len(s) > len(sym) {
 			return sym
@@ -50,6 +56,13 @@ func currencySuffix(s string) string {
 		return s[n-3:]
 	}
 	return ""
+}
+
+// plainEdge reports whether a number's first or last byte is one no
+// currency marker has at that end: a digit, a sign, a separator, a
+// parenthesis or a space.
+func plainEdge(c byte) bool {
+	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == ',' || c == '(' || c == ')' || c == ' '
 }
 
 // isCodeAt reports whether three bytes are an ISO 4217 code, case ignored.
