@@ -90,6 +90,9 @@ type colModel struct {
 	typ       plan.Type
 	formats   []string
 	normalize []string
+	// currency is the ISO 4217 code the column's amounts carry, when they
+	// carry one consistently.
+	currency string
 	// join forms of KeySet, when the column is a key others may refer to.
 	jforms map[string]struct{}
 }
@@ -244,7 +247,7 @@ func issueOf(p *plan.Plan, f Finding) (plan.QualityIssue, bool) {
 		return plan.QualityIssue{}, false
 	}
 	head, aspect, ok := strings.Cut(f.Name, ": ")
-	if !ok || aspect == "date order" { // the column's profile records the date order
+	if !ok || aspect == "date order" || aspect == "currency" { // the column's profile records them
 		return plan.QualityIssue{}, false
 	}
 	head, _, _ = strings.Cut(head, " → ")
@@ -381,9 +384,13 @@ func (cm *colModel) decideType(table string) []Finding {
 	if comma && cm.typ.IsNumeric() {
 		cm.normalize = append(cm.normalize, "decimal_comma")
 	}
+	cf, hasCurrency := cm.decideCurrency(ref)
 	cm.pinFormats()
 	if f, ok := cm.checkFit(ref); ok {
 		fs = append(fs, f)
+	}
+	if cm.typ.IsNumeric() && hasCurrency {
+		fs = append(fs, cf)
 	}
 	if cm.typ.Kind == plan.String {
 		if f, ok := cm.padding(ref); ok {
@@ -391,6 +398,39 @@ func (cm *colModel) decideType(table string) []Finding {
 		}
 	}
 	return fs
+}
+
+// decideCurrency proposes the currency of a numeric column whose values
+// carry one currency consistently (₩150,000, 12,500원 and plain numbers:
+// KRW); a column whose values mix currencies gets none, and the finding
+// says that its values with a currency symbol are held back at load.
+func (cm *colModel) decideCurrency(ref string) (Finding, bool) {
+	cu := cm.ev.Profile.Currencies
+	if !cm.typ.IsNumeric() || cu.Values == 0 {
+		return Finding{}, false
+	}
+	code, mixed := cu.Code()
+	if mixed {
+		return Finding{Name: ref + ": currency", Status: Warn,
+			Detail: fmt.Sprintf("the values mix currencies: %s; no currency proposed, so the %s with a currency symbol %s held back at load (rule currency)",
+				cu.Summary(), countNoun(cu.Values, "value", "values"), map[bool]string{true: "is", false: "are"}[cu.Values == 1]),
+			Fix: "keep the currency in a column of its own at the source (amount, currency) or convert the amounts; a column in one currency takes currency: CODE"}, true
+	}
+	cm.currency = code
+	f := Finding{Name: ref + ": currency", Status: Pass,
+		Detail: fmt.Sprintf("%s %s in one currency, %s: %s; proposed currency: %s, the symbols removed at load (counted), another currency's symbol held back",
+			countNoun(cu.Values, "value", "values"), map[bool]string{true: "carries its amount", false: "carry their amounts"}[cu.Values == 1], code, cu.Summary(), code),
+		Fix: fmt.Sprintf("keep currency: %s if every amount of the column is in %s", code, code)}
+	for _, m := range cu.Sorted() {
+		if codes := plan.SymbolCurrencies(m); len(codes) > 1 {
+			others := codes[1:]
+			f.Status = Warn
+			f.Detail += fmt.Sprintf("; %s is also written for %s", m, strings.Join(others, ", "))
+			f.Fix = fmt.Sprintf("check the currency: set currency to the right code (e.g. %s) if the amounts are not in %s", others[0], code)
+			break
+		}
+	}
+	return f, true
 }
 
 // padding proposes trim and zero_pad for text padded with spaces or zeros.
@@ -532,7 +572,7 @@ func valueFamily(t string, comma bool, orderPats []string) (family, conv, patter
 		return "", "", ""
 	}
 	if comma {
-		if n, _, err := clean.ParseDecimal(t, 38, 18, clean.NumberStyle{DecimalComma: true}); err == nil {
+		if n, _, err := clean.ParseDecimal(t, 38, 18, clean.NumberStyle{DecimalComma: true, AnyCurrency: true}); err == nil {
 			scale := 0
 			if i := strings.LastIndexByte(t, ','); i >= 0 {
 				for _, c := range t[i+1:] {
@@ -541,7 +581,7 @@ func valueFamily(t string, comma bool, orderPats []string) (family, conv, patter
 					}
 				}
 			}
-			if m, _, err := clean.ParseDecimal(t, 38, scale, clean.NumberStyle{DecimalComma: true}); err == nil {
+			if m, _, err := clean.ParseDecimal(t, 38, scale, clean.NumberStyle{DecimalComma: true, AnyCurrency: true}); err == nil {
 				return "number", m.ToString(int32(scale)), ""
 			}
 			return "number", n.ToString(18), ""
@@ -638,7 +678,7 @@ func (tm *tableModel) table(sensitive []string) *plan.Table {
 	}
 	t.Description = desc
 	for _, c := range tm.cols {
-		pc := plan.Column{Name: c.name, Type: c.typ.String(), Formats: c.formats, Normalize: c.normalize}
+		pc := plan.Column{Name: c.name, Type: c.typ.String(), Formats: c.formats, Normalize: c.normalize, Currency: c.currency}
 		if c.header != c.name {
 			pc.SourceName = c.header
 		}

@@ -31,9 +31,11 @@ func typeMisfitsAllowed(n int) int {
 }
 
 // misfits casts the column's values read with its proposed type and
-// returns how many fail and a few of them.
+// returns how many fail and a few of them. Values held back only for their
+// currency do not count: the type fits them, and the currency finding
+// names them.
 func (cm *colModel) misfits() (int, []string, error) {
-	spec := clean.ColumnSpec{Name: cm.name, Type: cm.typ, Formats: cm.formats, Normalize: cm.normalize}
+	spec := clean.ColumnSpec{Name: cm.name, Type: cm.typ, Formats: cm.formats, Normalize: cm.normalize, Currency: cm.currency}
 	schema := arrow.NewSchema([]arrow.Field{{Name: cm.name, Type: clean.ArrowType(cm.typ), Nullable: true}}, nil)
 	c, err := clean.NewCaster([]clean.ColumnSpec{spec}, schema, memory.NewGoAllocator())
 	if err != nil {
@@ -45,7 +47,7 @@ func (cm *colModel) misfits() (int, []string, error) {
 	row := make([]string, 1)
 	for _, v := range cm.ev.Values {
 		row[0] = v
-		if errs := c.Cast(row, nil); len(errs) > 0 {
+		if errs := c.Cast(row, nil); len(errs) > 0 && !onlyCurrency(errs) {
 			bad++
 			if len(ex) < 3 {
 				ex = append(ex, fmt.Sprintf("%q", v))
@@ -78,6 +80,7 @@ func (cm *colModel) checkFit(ref string) (Finding, bool) {
 	old := cm.typ
 	cm.typ, cm.formats = plan.Type{Kind: plan.String}, nil
 	cm.normalize = slicesDeleteNumeric(cm.normalize)
+	cm.currency = ""
 	return Finding{Name: ref + ": type", Status: Warn,
 		Detail: fmt.Sprintf("string: only %d of %d values read (%.1f%%) fit %s, less than %.1f%%; %s do not (%s)",
 			n-bad, n, fit, describeType(old, nil), 100*typeMinFitShare, countNoun(bad, "value", "values"), strings.Join(ex, ", ")),
@@ -158,11 +161,21 @@ func (cm *colModel) pinFormats() {
 	}
 }
 
+// onlyCurrency reports whether every failure is the currency rule's.
+func onlyCurrency(errs []clean.CellError) bool {
+	for _, e := range errs {
+		if e.Rule != clean.RuleCurrency {
+			return false
+		}
+	}
+	return true
+}
+
 // castForms casts a column's values read with its proposed type and
 // normalizations and returns each value's loaded text (as a references
 // check compares it), "" for a value that does not cast or is null.
 func (cm *colModel) castForms() []string {
-	spec := clean.ColumnSpec{Name: cm.name, Type: cm.typ, Formats: cm.formats, Normalize: cm.normalize}
+	spec := clean.ColumnSpec{Name: cm.name, Type: cm.typ, Formats: cm.formats, Normalize: cm.normalize, Currency: cm.currency}
 	schema := arrow.NewSchema([]arrow.Field{{Name: cm.name, Type: clean.ArrowType(cm.typ), Nullable: true}}, nil)
 	c, err := clean.NewCaster([]clean.ColumnSpec{spec}, schema, memory.NewGoAllocator())
 	if err != nil {

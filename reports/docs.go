@@ -428,6 +428,9 @@ func readmeTables(p *plan.Plan, state map[string]LakeTable) string {
 			if t.IsKey(c.Name) && isText(c.Type) && !slices.Contains(fixes, "nfc") {
 				fixes = append(slices.Clip(fixes), "nfc (keys by default)")
 			}
+			if c.Currency != "" {
+				fixes = append(slices.Clip(fixes), "currency "+c.Currency+" (its symbols removed)")
+			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", md(c.Name), md(typ), yesBlank(req), yesBlank(t.IsKey(c.Name)),
 				md(parts[c.Name]), md(strings.Join(fixes, ", ")), md(desc))
 		}

@@ -26,7 +26,7 @@ func shopPlan() *plan.Plan {
 		Tables: map[string]*plan.Table{
 			"orders": {Description: "Web shop orders", Source: &plan.TableSource{Name: "files", Files: []string{"orders.csv"}},
 				Columns: []plan.Column{{Name: "order_id", Type: "long", Required: true}, {Name: "customer", Type: "string", Normalize: []string{"trim"}},
-					{Name: "ordered_on", Type: "date"}, {Name: "amount", Type: "decimal(12,2)", Description: "gross, EUR"}},
+					{Name: "ordered_on", Type: "date"}, {Name: "amount", Type: "decimal(12,2)", Description: "gross, EUR", Currency: "EUR"}},
 				Partition: []string{"month(ordered_on)"}, Load: plan.LoadSpec{Keys: []string{"order_id"}, Watermark: "ordered_on"}},
 			"customers": {Source: &plan.TableSource{Name: "files", Files: []string{"customers.csv"}},
 				Columns: []plan.Column{{Name: "customer", Type: "string"}, {Name: "country", Type: "string"}}, Load: plan.LoadSpec{Keys: []string{"customer"}}},
@@ -112,7 +112,7 @@ func TestWriteDocsFromScratch(t *testing.T) {
 		{readme, "key column", "| order_id | long | yes | yes |  |  |  |\n"},
 		{readme, "trimmed column", "| customer | string |  |  |  | trim |  |\n"},
 		{readme, "partition column", "| ordered_on | date |  |  | month(ordered_on) |  |  |\n"},
-		{readme, "money column", "| amount | decimal(12,2) |  |  |  |  | gross, EUR |\n"},
+		{readme, "money column", "| amount | decimal(12,2) |  |  |  | currency EUR (its symbols removed) | gross, EUR |\n"},
 		{readme, "text key is NFC", "| customer | string | yes | yes |  | nfc (keys by default) |  |\n"},
 		{readme, "unpartitioned", "| customers | base | full | – |\n"},
 		{readme, "schedule", "- Cron: 0 3 \\* \\* \\* (Europe/Berlin)\n"},

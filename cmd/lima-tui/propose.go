@@ -215,6 +215,9 @@ func printProposal(w io.Writer, pr *gates.Proposal) {
 			if len(c.Normalize) > 0 {
 				notes = append(notes, strings.Join(c.Normalize, ", "))
 			}
+			if c.Currency != "" {
+				notes = append(notes, "currency "+c.Currency)
+			}
 			if c.SourceName != "" {
 				notes = append(notes, "from "+c.SourceName)
 			}

@@ -94,6 +94,8 @@ type ColumnSpec struct {
 	// AllowControl keeps text with control characters (see
 	// RuleControlChar); Lima's own columns set it.
 	AllowControl bool
+	// Currency is the column's ISO 4217 currency (see RuleCurrency).
+	Currency string
 }
 
 // CellError is one cell that failed.
@@ -194,6 +196,9 @@ func NewCaster(specs []ColumnSpec, schema *arrow.Schema, mem memory.Allocator) (
 	c := &Caster{schema: schema, builder: array.NewRecordBuilder(mem, schema), cells: make([]Cell, len(specs))}
 	for _, s := range specs {
 		col := &column{spec: s, kind: kindOf(s.Type), prec: s.Type.Precision, sc: s.Type.Scale, fixCounts: map[string]int64{}, loc: s.Location}
+		if col.style.Currency = s.Currency; s.Currency != "" && !plan.IsCurrencyCode(s.Currency) {
+			return nil, fmt.Errorf("clean: column %s: %s", s.Name, plan.CheckCurrency(s.Currency))
+		}
 		if col.loc == nil {
 			col.loc = time.UTC
 		}
@@ -419,7 +424,7 @@ func (col *column) cast(v string, cell *Cell) ([]string, error) {
 		return fx, err
 	case kDouble:
 		// Scientific notation is a float's own form (1.5e+300).
-		if t := strings.TrimSpace(v); strings.ContainsAny(t, "eE") {
+		if t := strings.TrimSpace(v); strings.ContainsAny(t, "eE") && !hasCurrency(t) {
 			f, err := strconv.ParseFloat(t, 64)
 			if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 				return nil, fmt.Errorf("%q is not a number", v)
@@ -429,6 +434,9 @@ func (col *column) cast(v string, cell *Cell) ([]string, error) {
 		}
 		n, err := splitNumber(v, col.style)
 		if err != nil {
+			if isRuleError(err) {
+				return n.fixes, err
+			}
 			return n.fixes, fmt.Errorf("%q is not a number", v)
 		}
 		txt := n.intPart

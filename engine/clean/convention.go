@@ -59,8 +59,8 @@ func (a *numberStyleAcc) example(kind, v string) {
 }
 
 func (a *numberStyleAcc) add(v string) {
-	p, perr := splitNumber(v, NumberStyle{})
-	c, cerr := splitNumber(v, NumberStyle{DecimalComma: true})
+	p, perr := splitNumber(v, NumberStyle{AnyCurrency: true})
+	c, cerr := splitNumber(v, NumberStyle{DecimalComma: true, AnyCurrency: true})
 	okP, okC := perr == nil, cerr == nil
 	if !okP && !okC {
 		return
@@ -172,7 +172,8 @@ func valuesHave(n int) string {
 // decimals). Only values fitting both: Ambiguous, for the user to choose;
 // values proving each: Ambiguous, with both counts in Evidence. Values are
 // read as clean casts them (splitNumber): surrounding spaces, currency
-// symbols, parentheses and a trailing minus (SAP's 150.000-) are accepted,
+// symbols (of any currency: whether they load is RuleCurrency's concern,
+// see Currencies), parentheses and a trailing minus (SAP's 150.000-) are accepted,
 // thousands only in groups of three. Values that are no number under either
 // convention are ignored.
 func DetectNumberStyle(values []string) StyleDecision {

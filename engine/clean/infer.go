@@ -54,7 +54,9 @@ func Infer(values []string, nullTokens []string) Inference {
 			nBool++
 			continue
 		}
-		if n, err := splitNumber(v, NumberStyle{}); err == nil {
+		// A number with a currency marker is a number: the type is
+		// decimal, and whether the value loads is RuleCurrency's concern.
+		if n, err := splitNumber(v, NumberStyle{AnyCurrency: true}); err == nil {
 			if len(n.intPart) > 1 && n.intPart[0] == '0' && n.fracPart == "" {
 				inf.LeadingZeros++
 				continue

@@ -28,6 +28,14 @@ const (
 type NumberStyle struct {
 	// DecimalComma: ',' is the decimal separator and '.' groups thousands.
 	DecimalComma bool
+	// Currency is the column's declared currency (an ISO 4217 code): its
+	// code and symbols are removed (FixCurrency). Any other currency
+	// marker — every one when Currency is "" — fails the value under
+	// RuleCurrency.
+	Currency string
+	// AnyCurrency reads the number behind any currency marker, for
+	// profiling and inference; casting never sets it.
+	AnyCurrency bool
 }
 
 // numberText is a number reduced to sign, integer digits and fraction digits.
@@ -36,6 +44,8 @@ type numberText struct {
 	intPart  string
 	fracPart string
 	fixes    []string
+	// currency holds the currency markers found (₩, $, KRW), in order.
+	currency []string
 }
 
 var errNotNumber = errors.New("not a number")
@@ -56,19 +66,41 @@ func splitNumber(s string, st NumberStyle) (numberText, error) {
 		t = strings.TrimSpace(t[1 : len(t)-1])
 		n.fixes = append(n.fixes, FixParentheses)
 	}
-	// Currency symbols at either end.
-	for _, sym := range []string{"€", "$", "£", "¥", "₩"} {
-		if strings.HasPrefix(t, sym) {
-			t = strings.TrimSpace(t[len(sym):])
-			n.fixes = append(n.fixes, FixCurrency)
-		} else if strings.HasSuffix(t, sym) {
-			t = strings.TrimSpace(t[:len(t)-len(sym)])
-			n.fixes = append(n.fixes, FixCurrency)
-		}
+	// A currency marker at either end (a sign may precede it: -$12.00).
+	var sign string
+	if len(t) > 1 && (t[0] == '-' || t[0] == '+') && currencyPrefix(t[1:]) != "" {
+		sign, t = t[:1], t[1:]
 	}
+	if m := currencyPrefix(t); m != "" {
+		n.currency = append(n.currency, m)
+		t = strings.TrimSpace(t[len(m):])
+	}
+	if m := currencySuffix(t); m != "" {
+		n.currency = append(n.currency, m)
+		t = strings.TrimSpace(t[:len(t)-len(m)])
+	}
+	t = sign + t
 	if t == "" {
 		return n, errNotNumber
 	}
+	if len(n.currency) > 0 {
+		n, err := splitPlain(n, t, st)
+		if err != nil {
+			return n, err
+		}
+		for _, m := range n.currency {
+			if !st.AnyCurrency && !currencyOf(m, st.Currency) {
+				return n, currencyError(s, m, st.Currency)
+			}
+		}
+		n.fixes = append(n.fixes, FixCurrency)
+		return n, nil
+	}
+	return splitPlain(n, t, st)
+}
+
+// splitPlain splits t, a number without currency markers.
+func splitPlain(n numberText, t string, st NumberStyle) (numberText, error) {
 	switch t[0] {
 	case '-':
 		if n.neg {
@@ -137,6 +169,9 @@ func allDigits(s string) bool {
 func ParseDecimal(s string, prec, scale int, st NumberStyle) (decimal128.Num, []string, error) {
 	n, err := splitNumber(s, st)
 	if err != nil {
+		if isRuleError(err) {
+			return decimal128.Num{}, n.fixes, err
+		}
 		return decimal128.Num{}, n.fixes, fmt.Errorf("%q is not a decimal number", s)
 	}
 	frac := n.fracPart
@@ -165,6 +200,9 @@ func ParseDecimal(s string, prec, scale int, st NumberStyle) (decimal128.Num, []
 // ParseInt parses s as an integer within [min, max].
 func ParseInt(s string, min, max int64, st NumberStyle) (int64, []string, error) {
 	n, err := splitNumber(s, st)
+	if err != nil && isRuleError(err) {
+		return 0, n.fixes, err
+	}
 	if err != nil || n.intPart == "" {
 		return 0, n.fixes, fmt.Errorf("%q is not an integer", s)
 	}

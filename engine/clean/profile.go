@@ -33,6 +33,10 @@ type ColumnProfile struct {
 	NumberStyle StyleDecision
 	// DateOrder is the column's date field order, over all values.
 	DateOrder DateDecision
+	// Currencies counts the currency markers of its numbers (₩, $, KRW),
+	// over all values: one currency is proposed as the column's, mixed
+	// currencies are held back (RuleCurrency).
+	Currencies Currencies
 	// LeadingZeros counts values like 007 (all values).
 	LeadingZeros int
 	// Distinct is the approximate number of distinct non-null values
@@ -91,6 +95,7 @@ type colProfile struct {
 	leading    int
 	formats    map[string]int
 	style      numberStyleAcc
+	currency   Currencies
 	order      dateOrderAcc
 	// orderFmt sees the values no Infer pattern read, for Formats.
 	orderFmt dateOrderAcc
@@ -186,10 +191,15 @@ func (p *Profiler) add(c *colProfile, v string) {
 	}
 	c.style.add(v)
 	c.order.add(v)
-	for i, st := range []NumberStyle{{}, {DecimalComma: true}} {
+	counted := false
+	for i, st := range []NumberStyle{{AnyCurrency: true}, {DecimalComma: true, AnyCurrency: true}} {
 		n, err := splitNumber(t, st)
 		if err != nil {
 			continue
+		}
+		if !counted {
+			c.currency.add(n, v)
+			counted = true
 		}
 		if i == 0 && len(n.intPart) > 1 && n.intPart[0] == '0' && n.fracPart == "" {
 			c.leading++
@@ -264,6 +274,7 @@ func (p *Profiler) Profile() []ColumnProfile {
 			NullTokens:   map[string]int{},
 			Formats:      map[string]int{},
 			NumberStyle:  c.style.decision(),
+			Currencies:   c.currency.clone(),
 			DateOrder:    c.order.decision(),
 			LeadingZeros: c.leading,
 			Distinct:     c.hll.estimate(),
@@ -361,12 +372,29 @@ func (p ColumnProfile) Findings() []Finding {
 				"a plain number parser rejects them or drops the sign", "normalize: trailing minus → negative (counted in the run report)"},
 			{FixParentheses, "value is negative in (parentheses)", "values are negative in (parentheses)",
 				"a plain number parser rejects them", "normalize: (parentheses) → negative (counted in the run report)"},
-			{FixCurrency, "value carries a currency symbol", "values carry a currency symbol",
-				"a plain number parser rejects them; the currency is not in the value", "normalize: currency symbol removed (counted); keep the currency in its own column if it varies"},
 		}
 		for _, f := range fixes {
 			if n := ns.Fixes[f.name]; n > 0 {
 				add(fmt.Sprintf("%s (%s)", plural(n, f.one, f.many), ns.Examples[f.name]), f.impact, f.fix)
+			}
+		}
+		if cu := p.Currencies; cu.Values > 0 {
+			code, mixed := cu.Code()
+			if mixed {
+				add(fmt.Sprintf("%s mix currencies: %s", plural(cu.Values, "value with a currency", "values with a currency"), cu.Summary()),
+					"amounts in different currencies cannot be summed; every value with a currency symbol is held back at load (rule currency)",
+					"keep the currency in a column of its own (amount, currency) or convert the amounts at the source; then declare the column's currency")
+			} else {
+				also := ""
+				for _, m := range cu.Sorted() {
+					if codes := plan.SymbolCurrencies(m); len(codes) > 1 {
+						also = fmt.Sprintf(" (%s is also written for %s: check)", m, strings.Join(codes[1:], ", "))
+						break
+					}
+				}
+				add(fmt.Sprintf("%s in %s%s: %s", plural(cu.Values, "value carries its currency", "values carry their currency"), code, also, cu.Summary()),
+					"without a declared currency they are held back at load (rule currency)",
+					fmt.Sprintf("declare currency: %s on the column: the symbol is then removed (counted in the run report) and another currency's symbol is held back", code))
 			}
 		}
 	}
@@ -432,6 +460,7 @@ func (p ColumnProfile) Findings() []Finding {
 // decimal comma, the values that are numbers are rewritten with a decimal
 // point first (Infer reads a decimal point only).
 func inferWithStyle(values, nullTokens []string, st NumberStyle) Inference {
+	st.AnyCurrency = true
 	if !st.DecimalComma {
 		return Infer(values, nullTokens)
 	}
@@ -457,6 +486,7 @@ func inferWithStyle(values, nullTokens []string, st NumberStyle) Inference {
 // readAs renders a value as the number it is under a style ("1234",
 // "1.234"), or "?" when it is none.
 func readAs(v string, st NumberStyle) string {
+	st.AnyCurrency = true
 	n, err := splitNumber(v, st)
 	if err != nil {
 		return "?"

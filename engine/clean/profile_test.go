@@ -145,11 +145,29 @@ func TestProfilerFindings(t *testing.T) {
 	want := map[string][]string{
 		"empty": {"column is empty: all 4 values are null", `1 value is a null token: "-" ×1`},
 		"mixed": {"decimal point in 1 value (12.5), decimal comma in 2 values (12,5)"},
-		"money": {"1 value is negative in (parentheses) ((€12.00))", "2 values carry a currency symbol ((€12.00))"},
+		"money": {"1 value is negative in (parentheses) ((€12.00))", `2 values with a currency mix currencies: $ ×1 (e.g. "$3"), € ×1 (e.g. "(€12.00)")`},
 		"dates": {"dates in 2 formats: yyyy-MM-dd ×3, dd.MM.yyyy ×1"},
 	}
 	if !reflect.DeepEqual(issues, want) {
 		t.Errorf("findings:\n got %q\nwant %q", issues, want)
+	}
+
+	// One currency: a decimal column, its currency named with the way to
+	// declare it.
+	p = NewProfiler([]string{"amount"}, nil)
+	for _, v := range []string{"₩150,000", "1,500.50", "12,500원", "₩3,000"} {
+		p.Add([]string{v})
+	}
+	won := p.Profile()[0]
+	if won.Inferred.Type.Kind != plan.Decimal && won.Inferred.Type.Kind != plan.Long {
+		t.Errorf("₩ amounts inferred as %s, want a number", won.Inferred.Type)
+	}
+	var wonIssues []string
+	for _, f := range won.Findings() {
+		wonIssues = append(wonIssues, f.Issue+" | "+f.Fix)
+	}
+	if want := []string{`3 values carry their currency in KRW: ₩ ×2 (e.g. "₩150,000"), 원 ×1 (e.g. "12,500원") | declare currency: KRW on the column: the symbol is then removed (counted in the run report) and another currency's symbol is held back`}; !reflect.DeepEqual(wonIssues, want) {
+		t.Errorf("₩ findings:\n got %q\nwant %q", wonIssues, want)
 	}
 
 	// 19 of 20 values are dates: a date column whose odd value is named.

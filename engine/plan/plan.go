@@ -220,6 +220,14 @@ type Column struct {
 	// and the other C0 controls but TAB, CR and LF); by default such a
 	// row is held back under rule control_char.
 	AllowControlChars bool `yaml:"allow_control_chars,omitempty"`
+	// Currency is the ISO 4217 code of a numeric column's amounts (KRW,
+	// USD, EUR, …). A number written with a currency symbol or code is
+	// held back under rule currency unless the column declares its
+	// currency; then that currency's code and symbols (₩, ￦ and 원 for
+	// KRW; $ and US$ for USD; see CurrencySymbols) are removed and counted
+	// ("currency symbol removed"), and another currency's symbol is still
+	// held back.
+	Currency string `yaml:"currency,omitempty"`
 }
 
 // JoinKey relates a column to a column of another table.

@@ -410,6 +410,13 @@ func (v *validator) columns(tp string, t *Table, isMart bool) {
 				v.add(joinIndex(ip+".formats", j), "empty format; write a layout such as yyyy-MM-dd")
 			}
 		}
+		if col.Currency != "" {
+			if msg := CheckCurrency(col.Currency); msg != "" {
+				v.add(ip+".currency", "%s", msg)
+			} else if typ.Kind != Unknown && !typ.IsNumeric() {
+				v.add(ip+".currency", "a currency applies to numeric columns (decimal, int, long, double); this column is %s", typ)
+			}
+		}
 		for j, fix := range col.Normalize {
 			if msg := checkFix(fix); msg != "" {
 				v.add(joinIndex(ip+".normalize", j), "%s", msg)

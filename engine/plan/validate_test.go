@@ -235,6 +235,18 @@ func TestValidate(t *testing.T) {
 			`tables.sites.columns[1].normalize[3]: "upper:x": upper takes no argument`,
 		}},
 
+		{"currency", func(p *Plan) { p.Tables["inspections"].Columns[3].Currency = "KRW" }, nil},
+		{"currency unknown", func(p *Plan) {
+			c := p.Tables["inspections"].Columns
+			c[3].Currency, c[4].Currency, c[0].Currency = "WON", "krw", "₩"
+			p.Tables["sites"].Columns[1].Currency = "USD"
+		}, []string{
+			`tables.inspections.columns[0].currency: "₩" is a symbol, not a code: write its ISO 4217 code (KRW)`,
+			`tables.inspections.columns[3].currency: "WON" is not an ISO 4217 currency code; write the column's currency as its three-letter code, e.g. KRW, USD, EUR, JPY`,
+			`tables.inspections.columns[4].currency: "krw": write the ISO 4217 code in capitals: currency: KRW`,
+			"tables.sites.columns[1].currency: a currency applies to numeric columns (decimal, int, long, double); this column is string",
+		}},
+
 		// Partitions.
 		{"partitions", func(p *Plan) {
 			tb := p.Tables["inspections"]

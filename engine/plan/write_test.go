@@ -33,7 +33,7 @@ func fullPlan() *Plan {
 				Columns: []Column{
 					{Name: "order_id", Type: "long", Required: true, SourceName: "Order ID", Description: "yes"},
 					{Name: "ordered_at", Type: "timestamp", Formats: []string{"yyyy-MM-dd HH:mm", "dd.MM.yyyy"}},
-					{Name: "amount", Type: "decimal(18,2)", Normalize: []string{"trim", `thousands:","`, "decimal_comma"}},
+					{Name: "amount", Type: "decimal(18,2)", Normalize: []string{"trim", `thousands:","`, "decimal_comma"}, Currency: "KRW"},
 					{Name: "flag", Type: "boolean", Sensitive: true, Description: "true"},
 					{Name: "code", Type: "string", Description: "08:30"},
 				},

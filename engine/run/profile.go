@@ -142,6 +142,11 @@ func ProposeColumns(t *plan.Table, tp *TableProfile) bool {
 		if c.NumberStyle.Style.DecimalComma && !c.NumberStyle.Ambiguous {
 			pc.Normalize = append(pc.Normalize, "decimal_comma")
 		}
+		// One currency across the values: declared, so that its symbols
+		// are removed rather than held back (mixed ones stay undeclared).
+		if code, mixed := c.Currencies.Code(); code != "" && !mixed && c.Inferred.Type.IsNumeric() {
+			pc.Currency = code
+		}
 		t.Columns = append(t.Columns, pc)
 	}
 	return true

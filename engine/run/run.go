@@ -954,7 +954,7 @@ func resolveColumns(ctx context.Context, o Options, t *plan.Table, src source.So
 		rs.types = append(rs.types, typ)
 		rs.required = append(rs.required, required[c.Name] || c.Required)
 		rs.specs = append(rs.specs, clean.ColumnSpec{Name: c.Name, Type: typ, Required: required[c.Name] || c.Required,
-			Formats: formats, Normalize: normalize, NullTokens: nullTokens, Location: loc, AllowControl: c.AllowControlChars})
+			Formats: formats, Normalize: normalize, NullTokens: nullTokens, Location: loc, AllowControl: c.AllowControlChars, Currency: c.Currency})
 	}
 	return rs, nil
 }

@@ -126,7 +126,7 @@ func (l *loader) prepareUpsert(ctx context.Context, src source.Source, tbl sink.
 	for _, i := range l.keyCols[:len(l.t.Load.Keys)] {
 		sp := l.rs.specs[i]
 		up.keySpec = append(up.keySpec, clean.ColumnSpec{Name: sp.Name, Type: sp.Type, Required: true, Normalize: sp.Normalize,
-			NullTokens: []string{}, Formats: canonicalFormats(sp.Type), Location: sp.Location, AllowControl: sp.AllowControl})
+			NullTokens: []string{}, Formats: canonicalFormats(sp.Type), Location: sp.Location, AllowControl: sp.AllowControl, Currency: sp.Currency})
 	}
 	var keySrc []string
 	for _, i := range l.keyCols[:len(l.t.Load.Keys)] {
