@@ -344,7 +344,7 @@ func closeSource(src source.Source) {
 }
 
 func sourceOptions(p *plan.Plan, t *plan.Table, cols []string) source.Options {
-	so := source.Options{Format: t.Source.Format, Header: t.Source.CSV.Header, Columns: cols, Encoding: t.Source.Encoding}
+	so := source.Options{Format: t.Source.Format, Header: t.Source.CSV.Header, Columns: cols, Encoding: t.Source.Encoding, MaxRecordBytes: p.ETL.MaxRecordBytes}
 	if so.Encoding == "" {
 		if s := p.Sources[t.Source.Name]; s != nil {
 			so.Encoding = s.Encoding

@@ -638,6 +638,15 @@ func openText(r io.Reader, name, what string, opts source.Options, cfg readerCon
 	return t, nil
 }
 
+// stored returns a record's bytes as stored: rec itself, or for UTF-16 the
+// bytes that were transcoded into it.
+func (t *textInput) stored(rec []byte) []byte {
+	if t.utf16 {
+		return utf16Raw(make([]byte, 0, 2*len(rec)), rec, t.be)
+	}
+	return rec
+}
+
 // rowEncoding is Row.Encoding: empty for UTF-8.
 func (t *textInput) rowEncoding() string {
 	if t.det.Name == clean.UTF8 {
