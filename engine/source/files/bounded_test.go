@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -192,5 +193,40 @@ func TestCSVHugeRecordMemoryBounded(t *testing.T) {
 		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
 			t.Fatalf("%s: reading a %d-byte record allocated %d bytes, want under 8 MiB", name, size, alloc)
 		}
+	}
+}
+
+// An ASCII file with one row of bytes invalid in UTF-8 is read as UTF-8:
+// that row is an encoding exception and the others load as they are (it
+// used to be read whole as windows-1252). Pinned, the file reads as pinned.
+func TestMostlyUTF8FileKeepsUTF8(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("id,name\n")
+	for i := 1; i <= 30; i++ {
+		if i == 12 {
+			b.WriteString("12,Caf\xE9\n")
+			continue
+		}
+		b.WriteString(strconv.Itoa(i) + ",name" + strconv.Itoa(i) + "\n")
+	}
+	in := b.String()
+	rows, det := readText(t, "csv", []byte(in), source.Options{}, csvDefaults)
+	if det.Name != "utf-8" || len(rows) != 31 {
+		t.Fatalf("encoding %q, %d rows; want utf-8 and 31 rows (%s)", det.Name, len(rows), det.Reason)
+	}
+	for i, row := range rows[1:] {
+		if i+1 == 12 {
+			if row.Kind != source.Malformed || row.Rule != "encoding" || string(row.Raw) != "12,Caf\xE9" {
+				t.Errorf("row 12 = %v rule %q raw %q; want an encoding exception with its bytes", row.Kind, row.Rule, row.Raw)
+			}
+			continue
+		}
+		if row.Kind != source.Data || row.Values[1] != "name"+strconv.Itoa(i+1) {
+			t.Errorf("row %d = %v %q, want data", i+1, row.Kind, row.Values)
+		}
+	}
+	rows, det = readText(t, "csv", []byte(in), source.Options{Encoding: "windows-1252"}, csvDefaults)
+	if det.Name != "windows-1252" || rows[12].Kind != source.Data || rows[12].Values[1] != "Café" {
+		t.Fatalf("pinned windows-1252: encoding %q, row 12 %v %q; want Café as data", det.Name, rows[12].Kind, rows[12].Values)
 	}
 }
