@@ -290,7 +290,10 @@ func Build(p *plan.Plan, res *run.Result, recs map[string]*gates.Reconciliation)
 		}
 		for _, f := range tr.Findings {
 			name := "data convention"
-			if strings.Contains(f, " left out: ") {
+			switch {
+			case strings.HasPrefix(f, "files left out: "):
+				name = "files left out"
+			case strings.Contains(f, " left out: "):
 				name = "column left out"
 			}
 			t.Checks = append(t.Checks, gates.Finding{Name: name, Status: gates.Warn, Detail: f})

@@ -482,6 +482,9 @@ func (f *fileLoad) open(ctx context.Context) (bool, error) {
 	if f.rs, err = resolveColumns(ctx, o, t, src, units); err != nil {
 		return false, err
 	}
+	if lo, ok := src.(interface{ LeftOut() []string }); ok {
+		f.rs.findings = append(f.rs.findings, lo.LeftOut()...) // pipes, devices, links outside
+	}
 	for _, p := range t.Partition {
 		pf, err := plan.ParsePartition(p)
 		if err == nil {
