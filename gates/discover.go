@@ -171,6 +171,11 @@ func discover(ctx context.Context, src source.Source, sname string) ([]candidate
 				Detail: fmt.Sprintf("%d symbolic link(s) lead outside the source folder or to nothing, and are not read: %s", len(out), listFirst(out, 5)),
 				Fix:    "copy or move the files they point to into the source folder (links inside it are followed), or point the source at a folder that holds them"})
 		}
+		if irr := fsrc.NotRegular(); len(irr) > 0 {
+			linkFindings = append(linkFindings, Finding{Name: "source " + sname + ": not regular files", Status: Warn,
+				Detail: fmt.Sprintf("%d file(s) are not regular (named pipes, devices, sockets) and are not read: %s", len(irr), listFirst(irr, 5)),
+				Fix:    "write the data to a regular file in the source folder; a pipe or a device is never read, since reading it could wait forever"})
+		}
 	}
 	type member struct {
 		u           source.Unit
@@ -187,11 +192,17 @@ func discover(ctx context.Context, src source.Source, sname string) ([]candidate
 	var findings []Finding
 	groups := map[string]*group{}
 	var order []string
-	var skipped []string
+	var skipped, hidden []string
 	for _, u := range units {
 		dir, file := path.Split(u.Name)
-		if strings.HasPrefix(file, ".") || strings.HasPrefix(file, "~$") {
-			continue // hidden files, Excel lock files
+		if strings.HasPrefix(file, "~$") {
+			continue // Excel lock files
+		}
+		if strings.HasPrefix(file, ".") {
+			if dataExts[strings.ToLower(path.Ext(file))] {
+				hidden = append(hidden, u.Name) // "..csv", ".orders.csv": named below
+			}
+			continue // hidden files
 		}
 		ext := strings.ToLower(path.Ext(file))
 		if !dataExts[ext] {
@@ -224,6 +235,11 @@ func discover(ctx context.Context, src source.Source, sname string) ([]candidate
 		g.members = append(g.members, m)
 	}
 	findings = append(findings, linkFindings...)
+	if len(hidden) > 0 {
+		findings = append(findings, Finding{Name: "source " + sname + ": hidden files left out", Status: Warn,
+			Detail: fmt.Sprintf("%d hidden file(s) (a name starting with a dot) of a data format are not proposed: %s", len(hidden), listFirst(hidden, 5)),
+			Fix:    "rename them without the leading dot if they hold data, or add a table whose files glob names them"})
+	}
 	if len(skipped) > 0 {
 		findings = append(findings, Finding{Name: "source " + sname + ": files left out", Status: Warn,
 			Detail: fmt.Sprintf("%d file(s) of no data format Lima reads (csv, tsv, ndjson, json, parquet, xlsx): %s", len(skipped), listFirst(skipped, 5)),

@@ -16,6 +16,7 @@ import (
 	"github.com/lima-lake/lima/engine/run"
 	"github.com/lima-lake/lima/gates"
 	"github.com/lima-lake/lima/internal/fsx"
+	"github.com/lima-lake/lima/internal/textcut"
 )
 
 // Run statuses.
@@ -269,7 +270,7 @@ func Build(p *plan.Plan, res *run.Result, recs map[string]*gates.Reconciliation)
 			t.RowsDeleted = tr.Commit.Deleted
 		}
 		if tr.Err != nil {
-			t.Error = tr.Err.Error()
+			t.Error = textcut.Cell(tr.Err.Error(), 0)
 			r.Status = StatusFailed
 		}
 		if !t.Balanced {
@@ -282,7 +283,7 @@ func Build(p *plan.Plan, res *run.Result, recs map[string]*gates.Reconciliation)
 			t.Reconciliation = rec.Status
 			t.ControlTotals = rec.ControlTotals
 			t.Checks = append(t.Checks, rec.Checks...)
-			t.Samples = rec.Samples
+			t.Samples = cutSamples(rec.Samples)
 			if rec.Status == gates.Fail && r.Status == StatusOK {
 				r.Status = StatusReconciliationFailed
 			}
@@ -292,7 +293,10 @@ func Build(p *plan.Plan, res *run.Result, recs map[string]*gates.Reconciliation)
 		}
 		for _, f := range tr.Findings {
 			name := "data convention"
-			if strings.Contains(f, " left out: ") {
+			switch {
+			case strings.HasPrefix(f, "files left out: "):
+				name = "files left out"
+			case strings.Contains(f, " left out: "):
 				name = "column left out"
 			}
 			t.Checks = append(t.Checks, gates.Finding{Name: name, Status: gates.Warn, Detail: f})
@@ -316,8 +320,8 @@ func Build(p *plan.Plan, res *run.Result, recs map[string]*gates.Reconciliation)
 			}
 			rules := e.Rules()
 			_ = col
-			t.Exceptions = append(t.Exceptions, ExceptionView{Level: e.Level, Locator: e.Loc.String(), Rules: strings.Join(rules, ","),
-				Reason: strings.Join(reasons, "; "), Owner: e.Owner, Deadline: e.Deadline})
+			t.Exceptions = append(t.Exceptions, ExceptionView{Level: e.Level, Locator: textcut.Cell(e.Loc.String(), 0), Rules: strings.Join(rules, ","),
+				Reason: textcut.Cell(strings.Join(reasons, "; "), 0), Owner: e.Owner, Deadline: e.Deadline})
 		}
 		r.Exceptions.Total += tr.RowsQuarantined + int64(len(tr.FileExceptions))
 		r.Exceptions.Files += int64(len(tr.FileExceptions))
@@ -334,6 +338,7 @@ func Build(p *plan.Plan, res *run.Result, recs map[string]*gates.Reconciliation)
 		for o, n := range tr.HeldByOwner {
 			r.Exceptions.ByOwner[o] += n
 		}
+		t.Checks = cutDetails(t.Checks)
 		r.Tables = append(r.Tables, t)
 	}
 	r.SetHeadline()
@@ -533,4 +538,37 @@ func Latest(dir string) (string, error) {
 	}
 	sort.Strings(ids)
 	return ids[len(ids)-1], nil
+}
+
+// cutSamples returns the sample pairs with every value longer than
+// textcut.MaxCell cut, its full length stated; Match stays as gate 4
+// decided it on the whole values. The pairs given are not changed.
+func cutSamples(in []gates.SamplePair) []gates.SamplePair {
+	if in == nil {
+		return nil
+	}
+	out := make([]gates.SamplePair, len(in))
+	cut := func(m map[string]string) map[string]string {
+		if m == nil {
+			return nil
+		}
+		c := make(map[string]string, len(m))
+		for k, v := range m {
+			c[k] = textcut.Cell(v, 0)
+		}
+		return c
+	}
+	for i, p := range in {
+		out[i] = gates.SamplePair{Locator: textcut.Cell(p.Locator, 0), Source: cut(p.Source), Lake: cut(p.Lake), Match: p.Match}
+	}
+	return out
+}
+
+// cutDetails cuts the detail of each finding to textcut.MaxCell (a detail
+// may quote values: a range, a key).
+func cutDetails(fs []gates.Finding) []gates.Finding {
+	for i := range fs {
+		fs[i].Detail = textcut.Cell(fs[i].Detail, 0)
+	}
+	return fs
 }

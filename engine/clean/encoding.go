@@ -626,7 +626,10 @@ func SniffBOM(b []byte) (name string, n int) {
 //  3. valid UTF-8 is utf-8 (ASCII only too, with confidence 0.5: it reads
 //     the same in every candidate);
 //  4. otherwise each candidate decodes the sample and is scored per byte
-//     above 0x7F; the highest score wins.
+//     above 0x7F; the highest score wins;
+//  5. but when that is windows-1252, the fallback, while at most one line
+//     in ten holds bytes invalid in UTF-8, the file is UTF-8 with a few
+//     damaged rows (see mostlyUTF8).
 //
 // Scores run from +1 for a byte of a character of the candidate's common
 // script down to −2 for a byte of an invalid sequence; private use and C1
@@ -823,6 +826,13 @@ func detectLegacy(sample []byte, atEOF bool) Detection {
 		}
 	}
 	b := cands[best]
+	if b.name == Windows1252 {
+		// The fallback for single-byte text; but a file whose lines are
+		// nearly all valid UTF-8 is UTF-8 with a few damaged rows.
+		if d, ok := mostlyUTF8(sample, atEOF); ok {
+			return d
+		}
+	}
 	margin := 1.0
 	if !math.IsInf(second, -1) {
 		margin = math.Min(1, 0.5+(b.score-math.Max(second, -1))/2)
@@ -854,6 +864,39 @@ func detectLegacy(sample []byte, atEOF bool) Detection {
 		why = "no encoding fits well; windows-1252 is the fallback for single-byte text: " + why
 	}
 	return Detection{Name: b.name, Confidence: conf, Reason: why}
+}
+
+// mostlyUTF8 decides UTF-8 for a sample in which at most one line in ten
+// (and at least one) holds bytes invalid in UTF-8: an ASCII or UTF-8 file
+// with a few damaged rows, which become encoding exceptions, rather than a
+// file in a single-byte code page. A line cut by the end of the sample is
+// not counted.
+func mostlyUTF8(sample []byte, atEOF bool) (Detection, bool) {
+	lines, bad := 0, 0
+	for len(sample) > 0 {
+		nl := bytes.IndexByte(sample, '\n')
+		var line []byte
+		if nl < 0 {
+			if !atEOF {
+				break
+			}
+			line, sample = sample, nil
+		} else {
+			line, sample = sample[:nl], sample[nl+1:]
+		}
+		if len(bytes.TrimRight(line, "\r")) == 0 {
+			continue
+		}
+		lines++
+		if !utf8.Valid(line) {
+			bad++
+		}
+	}
+	if bad == 0 || bad*10 > lines {
+		return Detection{}, false
+	}
+	return Detection{Name: UTF8, Confidence: round2(0.5 * (1 - float64(bad)/float64(lines))), Reason: fmt.Sprintf(
+		"mostly UTF-8: %d of %d lines sampled hold bytes invalid in UTF-8 (at most one in ten); those rows become encoding exceptions: pin the encoding if the file is windows-1252", bad, lines)}, true
 }
 
 // scoreUTF8 scores a sample that is not valid UTF-8 as UTF-8 with damaged

@@ -49,9 +49,9 @@ var Rules = []string{RuleNotNull, RuleUnique, RuleRange, RuleRegex, RuleAllowed,
 
 // ExceptionRules are the rule ids an exception can carry besides the
 // declared checks: a value that does not cast, a row that cannot be split,
-// a file that cannot be read, bytes invalid in the file's encoding.
-// Owners may route by any of them.
-var ExceptionRules = []string{"type", "malformed_row", "unreadable_file", "encoding"}
+// a file that cannot be read, bytes invalid in the file's encoding, a
+// record longer than etl.max_record_bytes. Owners may route by any of them.
+var ExceptionRules = []string{"type", "malformed_row", "unreadable_file", "encoding", "record_too_large"}
 
 // TableNames returns the names of the tables, sorted.
 func (p *Plan) TableNames() []string {

@@ -301,7 +301,18 @@ type ETL struct {
 	MaxParallelReads int `yaml:"max_parallel_reads,omitempty"`
 	// ErrorBudget is the fraction of rows (0 to 1) that may be quarantined.
 	ErrorBudget float64 `yaml:"error_budget,omitempty"`
+	// MaxRecordBytes bounds one record of a text file (a CSV record, an
+	// NDJSON line); 0 means 16 MiB. A longer record is held back under rule
+	// record_too_large with only its first 64 KiB kept, and the rest of
+	// the file loads.
+	MaxRecordBytes int `yaml:"max_record_bytes,omitempty"`
 }
+
+// Bounds of etl.max_record_bytes.
+const (
+	MinRecordBytes = 1 << 10
+	MaxRecordBytes = 1 << 30
+)
 
 // Downstream names who reads the lake.
 type Downstream struct {

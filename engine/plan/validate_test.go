@@ -396,6 +396,11 @@ func TestValidate(t *testing.T) {
 				"etl.error_budget: 5 is out of range; give the fraction of rows that may be quarantined, from 0 to 1 (0.01 = 1%)",
 				"etl.max_parallel_reads: -1 is negative; use 0 for the default or a positive number",
 			}},
+		{"etl record limit low", func(p *Plan) { p.ETL = ETL{MaxRecordBytes: 1023} },
+			[]string{"etl.max_record_bytes: 1023 is out of range; give the longest record in bytes, from 1024 (1 KiB) to 1073741824 (1 GiB), or 0 for the default 16 MiB"}},
+		{"etl record limit high", func(p *Plan) { p.ETL = ETL{MaxRecordBytes: 1<<30 + 1} },
+			[]string{"etl.max_record_bytes: 1073741825 is out of range; give the longest record in bytes, from 1024 (1 KiB) to 1073741824 (1 GiB), or 0 for the default 16 MiB"}},
+		{"etl record limit in range", func(p *Plan) { p.ETL = ETL{MaxRecordBytes: 1024} }, nil},
 		{"consumer", func(p *Plan) { p.Downstream.Consumer = "tableau" },
 			[]string{`downstream.consumer: "tableau" is not a consumer; use bi, c360, ml or unknown`}},
 		{"owners", func(p *Plan) {

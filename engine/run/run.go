@@ -344,7 +344,7 @@ func closeSource(src source.Source) {
 }
 
 func sourceOptions(p *plan.Plan, t *plan.Table, cols []string) source.Options {
-	so := source.Options{Format: t.Source.Format, Header: t.Source.CSV.Header, Columns: cols, Encoding: t.Source.Encoding}
+	so := source.Options{Format: t.Source.Format, Header: t.Source.CSV.Header, Columns: cols, Encoding: t.Source.Encoding, MaxRecordBytes: p.ETL.MaxRecordBytes}
 	if so.Encoding == "" {
 		if s := p.Sources[t.Source.Name]; s != nil {
 			so.Encoding = s.Encoding
@@ -481,6 +481,9 @@ func (f *fileLoad) open(ctx context.Context) (bool, error) {
 
 	if f.rs, err = resolveColumns(ctx, o, t, src, units); err != nil {
 		return false, err
+	}
+	if lo, ok := src.(interface{ LeftOut() []string }); ok {
+		f.rs.findings = append(f.rs.findings, lo.LeftOut()...) // pipes, devices, links outside
 	}
 	for _, p := range t.Partition {
 		pf, err := plan.ParsePartition(p)

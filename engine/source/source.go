@@ -138,7 +138,19 @@ type Options struct {
 	// Encoding pins the text encoding ("utf-8", "euc-kr", "shift_jis",
 	// "gb18030", "windows-1252", "utf-16le", …); empty means detect per file.
 	Encoding string
+	// MaxRecordBytes bounds one record of a text unit (a CSV record, an
+	// NDJSON line), line ending excluded; 0 means DefaultMaxRecordBytes.
+	// A longer record is a Malformed row with Rule RuleRecordTooLarge,
+	// holding only the first bytes of it in Raw, and the rest of the unit
+	// is read on.
+	MaxRecordBytes int
 }
+
+// DefaultMaxRecordBytes is the longest record read by default: 16 MiB.
+const DefaultMaxRecordBytes = 16 << 20
+
+// RuleRecordTooLarge is the Rule of a row longer than Options.MaxRecordBytes.
+const RuleRecordTooLarge = "record_too_large"
 
 // ErrUnreadable marks a unit that cannot be read at all; it becomes a
 // file-level exception and the other units still load.

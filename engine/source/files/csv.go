@@ -24,13 +24,14 @@ type readerConfig struct {
 	// sampleSize is how much of the file's start is sampled to detect the
 	// delimiter, the header and the columns.
 	sampleSize int
-	// maxRecord is the longest record accepted; a longer one is a unit-level
-	// error, so that an unterminated quote cannot make memory grow with the
-	// file.
+	// maxRecord is the longest record read whole when Options.MaxRecordBytes
+	// is 0; a longer one is a row of its own, cut (see bounded.go), so that
+	// neither a huge field nor an unterminated quote makes memory grow with
+	// the file.
 	maxRecord int
 }
 
-var csvDefaults = readerConfig{bufSize: 256 << 10, sampleSize: 64 << 10, maxRecord: 64 << 20}
+var csvDefaults = readerConfig{bufSize: 256 << 10, sampleSize: 64 << 10, maxRecord: source.DefaultMaxRecordBytes}
 
 // looksBinary: more than 1% of the first binaryCheckSize bytes are NUL —
 // a binary file or UTF-16 without its byte order mark. A stray NUL in a
@@ -229,7 +230,8 @@ type csvReader struct {
 	line       int64 // lines (LF) consumed so far
 	row        int64 // rows returned so far
 	acc        []byte
-	pending    []pendingRecord
+	max        int      // the longest record read whole (see bounded.go)
+	pending    []record // read ahead by newCSVReader
 	// undecided is set when the sample held no record: the columns are
 	// decided on the first one, with opts.
 	undecided bool
@@ -249,7 +251,7 @@ type csvReader struct {
 // positioned at the first record (after a byte order mark). It closes
 // nothing on error; the caller does.
 func newCSVReader(ctx context.Context, r io.Reader, name string, opts source.Options, cfg readerConfig) (*csvReader, error) {
-	c := &csvReader{ctx: ctx, name: name, cfg: cfg}
+	c := &csvReader{ctx: ctx, name: name, cfg: cfg, max: recordLimit(opts, cfg)}
 	if rc, ok := r.(io.Closer); ok {
 		c.cl.c = rc
 	}
@@ -292,17 +294,22 @@ func newCSVReader(ctx context.Context, r io.Reader, name string, opts source.Opt
 		// the blank lines before it, up to a bound), to be returned by
 		// Next first.
 		for len(c.pending) < maxPending {
-			raw, line, err := c.readRecord()
+			rec, err := c.readRecord()
 			if err == io.EOF {
 				break
 			}
 			if err != nil {
 				return nil, err
 			}
-			c.pending = append(c.pending, pendingRecord{raw, line})
-			if !isBlank(raw) {
-				_, text, _ := c.in.decode(raw)
-				recs = [][]string{split(text, string(text), c.delim, c.quote, 8, line).values}
+			if rec.over {
+				// Its fields, the header or the first row, cannot be
+				// known: the file is held whole, before any row is read.
+				return nil, unreadable(name, "the first record: "+tooLargeReason(rec.size, c.max, len(c.in.stored(rec.raw)), rec.line, rec.endLine, rec.unterminated), nil)
+			}
+			c.pending = append(c.pending, rec)
+			if !isBlank(rec.raw) {
+				_, text, _ := c.in.decode(rec.raw)
+				recs = [][]string{split(text, string(text), c.delim, c.quote, 8, rec.line).values}
 				break
 			}
 		}
@@ -346,12 +353,6 @@ func (c *csvReader) Encoding() clean.Detection { return c.in.det }
 
 // maxPending bounds the blank lines read ahead to find the first record.
 const maxPending = 4096
-
-// pendingRecord is a record read ahead by newCSVReader.
-type pendingRecord struct {
-	raw  []byte
-	line int64
-}
 
 // peekText strips a UTF-8 BOM, refuses UTF-16/32 and binary content, and
 // returns the sample at the start of the text (not consumed). The CSV and
@@ -726,7 +727,9 @@ func (c *csvReader) Columns() []string { return c.columns }
 
 // Next returns the next record. Every byte of the file (after a byte order
 // mark) belongs to exactly one row's Raw or to a line ending (LF or CRLF, in
-// UTF-16 their 2-byte units) that ends a row. Values are UTF-8; a record
+// UTF-16 their 2-byte units) that ends a row, except the bytes past the cut
+// of a record longer than the limit: that row is Malformed with Rule
+// "record_too_large" (see bounded.go). Values are UTF-8; a record
 // holding bytes invalid in the unit's encoding is Malformed with Rule
 // "encoding", before any other check.
 func (c *csvReader) Next() (source.Row, error) {
@@ -739,20 +742,26 @@ func (c *csvReader) Next() (source.Row, error) {
 			return source.Row{}, c.err
 		}
 	}
-	var raw []byte
-	var startLine int64
+	var rec record
 	if len(c.pending) > 0 {
-		raw, startLine = c.pending[0].raw, c.pending[0].line
+		rec = c.pending[0]
 		c.pending = c.pending[1:]
 	} else {
 		var err error
-		raw, startLine, err = c.readRecord()
-		if err != nil {
+		if rec, err = c.readRecord(); err != nil {
 			c.err = err
 			return source.Row{}, err
 		}
 	}
 	c.row++
+	raw, startLine := rec.raw, rec.line
+	if rec.over {
+		stored := c.in.stored(raw)
+		c.headerDone = true // a header was read ahead; this record is after it
+		return source.Row{Kind: source.Malformed, Rule: source.RuleRecordTooLarge, Raw: stored,
+			Reason: tooLargeReason(rec.size, c.max, len(stored), rec.line, rec.endLine, rec.unterminated),
+			Loc:    source.Locator{Unit: c.name, Line: startLine, Row: c.row}, Encoding: c.in.rowEncoding()}, nil
+	}
 	stored, text, bad := c.in.decode(raw)
 	row := source.Row{Raw: stored, Loc: source.Locator{Unit: c.name, Line: startLine, Row: c.row}, Encoding: c.in.rowEncoding()}
 	if isBlank(raw) {
@@ -797,22 +806,36 @@ func (c *csvReader) scanChunk(b []byte, st scanState) scanState {
 	return scan(c.mbuf, st, c.delim, c.quote)
 }
 
-// readRecord reads one record, line ending excluded; the returned slice is
-// the caller's (bytes as stored, or UTF-8 transcoded from UTF-16). It
-// returns io.EOF when the file is exhausted.
-func (c *csvReader) readRecord() (raw []byte, startLine int64, err error) {
-	startLine = c.line + 1
+// record is one record as readRecord read it.
+type record struct {
+	// raw is the record, line ending excluded (bytes as stored, or UTF-8
+	// transcoded from UTF-16); only its start when over.
+	raw []byte
+	// line and endLine are the lines it starts and ends on.
+	line, endLine int64
+	// size is its length in bytes; over is set when that is above the
+	// limit, unterminated when it then ran to the end of the file inside
+	// a quoted field.
+	size               int64
+	over, unterminated bool
+}
+
+// readRecord reads one record; the returned slice is the caller's. It
+// returns io.EOF when the file is exhausted. A record longer than the
+// limit is read to its end without being held (see recordAcc).
+func (c *csvReader) readRecord() (rec record, err error) {
+	rec.line = c.line + 1
 	st := stFieldStart
 	if c.mask != nil {
 		c.mask.Reset()
 	}
-	acc := c.acc[:0]
+	a := recordAcc{buf: c.acc[:0], limit: c.max, utf8: !c.in.legacy}
 	used := false
 	defer func() {
-		if cap(acc) <= 1<<20 {
-			c.acc = acc[:0]
+		if !a.over && cap(a.buf) <= 1<<20 {
+			c.acc = a.buf[:0]
 		} else {
-			c.acc = nil // do not keep a huge buffer for the rest of the file
+			c.acc = nil // the cut is the caller's; a huge buffer is let go
 		}
 	}()
 	for {
@@ -827,44 +850,46 @@ func (c *csvReader) readRecord() (raw []byte, startLine int64, err error) {
 			c.line++
 			if st == stQuoted {
 				// The line ending is inside a quoted field: part of it.
-				acc = append(acc, chunk...)
+				a.add(chunk)
 				used = true
-				if len(acc) > c.cfg.maxRecord {
-					return nil, 0, c.tooLong(startLine)
-				}
 				continue
 			}
-			if used {
-				acc = append(acc, content...)
-				content = acc
+			rec.endLine = c.line
+			if !used {
+				if len(content) > 0 && content[len(content)-1] == '\r' {
+					content = content[:len(content)-1] // CRLF
+				}
+				if len(content) <= c.max {
+					rec.raw, rec.size = bytes.Clone(content), int64(len(content))
+					return rec, nil
+				}
 			}
-			if len(content) > 0 && content[len(content)-1] == '\r' {
-				content = content[:len(content)-1] // CRLF
-			}
-			return bytes.Clone(content), startLine, nil
+			a.add(content)
+			rec.raw, rec.size, rec.over = a.finish(true)
+			return rec, nil
 		case rerr == bufio.ErrBufferFull:
 			st = c.scanChunk(chunk, st)
-			acc = append(acc, chunk...)
+			a.add(chunk)
 			used = true
-			if len(acc) > c.cfg.maxRecord {
-				return nil, 0, c.tooLong(startLine)
-			}
 		case rerr == io.EOF:
 			if len(chunk) == 0 && !used {
-				return nil, 0, io.EOF
+				return record{}, io.EOF
 			}
 			// The last record has no line ending (or is an unterminated
 			// quoted field, which split reports).
-			acc = append(acc, chunk...)
-			return bytes.Clone(acc), startLine, nil
+			st = c.scanChunk(chunk, st)
+			a.add(chunk)
+			rec.endLine = c.line
+			if len(chunk) > 0 {
+				rec.endLine++
+			}
+			rec.raw, rec.size, rec.over = a.finish(false)
+			rec.unterminated = rec.over && st == stQuoted
+			return rec, nil
 		default:
-			return nil, 0, fmt.Errorf("files: %s: read at line %d: %w", c.name, c.line+1, rerr)
+			return record{}, fmt.Errorf("files: %s: read at line %d: %w", c.name, c.line+1, rerr)
 		}
 	}
-}
-
-func (c *csvReader) tooLong(line int64) error {
-	return unreadable(c.name, fmt.Sprintf("record starting at line %d is longer than %d bytes (an unterminated quoted field?)", line, c.cfg.maxRecord), nil)
 }
 
 // Close closes the file; it is idempotent. Next after Close fails.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -449,18 +450,32 @@ func TestCSVNULAfterFirst8KiBIsData(t *testing.T) {
 }
 
 func TestCSVRecordTooLong(t *testing.T) {
+	// An unterminated quote runs to the end of the file: one record of
+	// 104 bytes (its LF included) over the 64-byte limit, kept cut.
 	in := "a,b\n1,\"" + strings.Repeat("x", 100) + "\n"
 	cfg := readerConfig{bufSize: 16, sampleSize: 16, maxRecord: 64}
 	r := openCSV(t, in, source.Options{Header: "yes", Delimiter: ','}, cfg)
 	if row, err := r.Next(); err != nil || row.Kind != source.Header {
 		t.Fatalf("first Next = %v, %v; want the header", row.Kind, err)
 	}
-	_, err := r.Next()
-	if !errors.Is(err, source.ErrUnreadable) || !strings.Contains(err.Error(), "record starting at line 2 is longer than 64 bytes") {
-		t.Fatalf("err = %v, want an unreadable error about the record at line 2", err)
+	row, err := r.Next()
+	if err != nil || row.Kind != source.Malformed || row.Rule != source.RuleRecordTooLarge || string(row.Raw) != in[4:68] ||
+		row.Reason != "record of 104 bytes is longer than the limit of 64 bytes (etl.max_record_bytes); only its first 64 bytes are kept; it runs to the end of the file inside a quoted field: is a quote unterminated?" {
+		t.Fatalf("second Next = %v rule %q raw %q reason %q, %v; want the record cut at 64 bytes", row.Kind, row.Rule, row.Raw, row.Reason, err)
 	}
-	if _, err2 := r.Next(); err2 != err {
-		t.Fatalf("Next after a unit error = %v, want the same error", err2)
+	if _, err := r.Next(); err != io.EOF {
+		t.Fatalf("third Next = %v, want io.EOF", err)
+	}
+}
+
+// The first record too large to know the columns: the file is held whole.
+func TestCSVFirstRecordTooLarge(t *testing.T) {
+	in := "a," + strings.Repeat("b", 200) + "\n1,2\n"
+	cfg := readerConfig{bufSize: 16, sampleSize: 16, maxRecord: 64}
+	_, err := newCSVReader(context.Background(), strings.NewReader(in), "t.csv", source.Options{Delimiter: ','}, cfg)
+	var ue *UnreadableError
+	if !errors.As(err, &ue) || ue.Reason != "the first record: record of 202 bytes is longer than the limit of 64 bytes (etl.max_record_bytes); only its first 64 bytes are kept" {
+		t.Fatalf("err = %v, want the file unreadable for its first record", err)
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 	"github.com/lima-lake/lima/engine/source"
 )
 
-var ndjsonDefaults = readerConfig{bufSize: 256 << 10, sampleSize: 64 << 10, maxRecord: 64 << 20}
+var ndjsonDefaults = readerConfig{bufSize: 256 << 10, sampleSize: 64 << 10, maxRecord: source.DefaultMaxRecordBytes}
 
 // ndjsonReader reads one JSON object per line.
 //
@@ -37,13 +37,14 @@ type ndjsonReader struct {
 	fixed bool
 	line  int64
 	acc   []byte
+	max   int // the longest line read whole (see bounded.go)
 	err   error
 	// in is the unit's encoding and decoded sample (see openText).
 	in *textInput
 }
 
 func newNDJSONReader(ctx context.Context, r io.Reader, name string, opts source.Options, cfg readerConfig) (*ndjsonReader, error) {
-	n := &ndjsonReader{ctx: ctx, name: name, cfg: cfg}
+	n := &ndjsonReader{ctx: ctx, name: name, cfg: cfg, max: recordLimit(opts, cfg)}
 	if rc, ok := r.(io.Closer); ok {
 		n.cl.c = rc
 	}
@@ -141,7 +142,9 @@ func isJSONBlank(b []byte) bool {
 
 // Next returns the next line as a row. A line holding bytes invalid in the
 // unit's encoding, or a string value that decodes to U+FFFD (a \u escape of
-// a lone surrogate or of U+FFFD itself), is Malformed with Rule "encoding".
+// a lone surrogate or of U+FFFD itself), is Malformed with Rule "encoding";
+// a line longer than the limit is Malformed with Rule "record_too_large"
+// and only its start in Raw (see bounded.go).
 func (n *ndjsonReader) Next() (source.Row, error) {
 	if n.err != nil {
 		return source.Row{}, n.err
@@ -152,12 +155,18 @@ func (n *ndjsonReader) Next() (source.Row, error) {
 			return source.Row{}, n.err
 		}
 	}
-	raw, err := n.readLine()
+	raw, size, over, err := n.readLine()
 	if err != nil {
 		n.err = err
 		return source.Row{}, err
 	}
 	n.line++
+	if over {
+		stored := n.in.stored(raw)
+		return source.Row{Kind: source.Malformed, Rule: source.RuleRecordTooLarge, Raw: stored,
+			Reason: tooLargeReason(size, n.max, len(stored), n.line, n.line, false),
+			Loc:    source.Locator{Unit: n.name, Line: n.line, Row: n.line}, Encoding: n.in.rowEncoding()}, nil
+	}
 	stored, text, bad := n.in.decode(raw)
 	row := source.Row{Raw: stored, Loc: source.Locator{Unit: n.name, Line: n.line, Row: n.line}, Encoding: n.in.rowEncoding()}
 	if isJSONBlank(text) {
@@ -341,15 +350,16 @@ func jsonText(v json.RawMessage) (string, bool) {
 }
 
 // readLine reads one line, line ending (LF or CRLF) excluded; the slice is
-// the caller's.
-func (n *ndjsonReader) readLine() ([]byte, error) {
-	acc := n.acc[:0]
+// the caller's. A line longer than the limit comes back cut (see
+// recordAcc), with its size and over set.
+func (n *ndjsonReader) readLine() (line []byte, size int64, over bool, err error) {
+	a := recordAcc{buf: n.acc[:0], limit: n.max, utf8: !n.in.legacy}
 	used := false
 	defer func() {
-		if cap(acc) <= 1<<20 {
-			n.acc = acc[:0]
+		if !a.over && cap(a.buf) <= 1<<20 {
+			n.acc = a.buf[:0]
 		} else {
-			n.acc = nil
+			n.acc = nil // the cut is the caller's; a huge buffer is let go
 		}
 	}()
 	for {
@@ -357,28 +367,29 @@ func (n *ndjsonReader) readLine() ([]byte, error) {
 		switch {
 		case err == nil:
 			content := chunk[:len(chunk)-1]
-			if used {
-				acc = append(acc, content...)
-				content = acc
+			if !used {
+				if len(content) > 0 && content[len(content)-1] == '\r' {
+					content = content[:len(content)-1]
+				}
+				if len(content) <= n.max {
+					return bytes.Clone(content), int64(len(content)), false, nil
+				}
 			}
-			if len(content) > 0 && content[len(content)-1] == '\r' {
-				content = content[:len(content)-1]
-			}
-			return bytes.Clone(content), nil
+			a.add(content)
+			line, size, over = a.finish(true)
+			return line, size, over, nil
 		case err == bufio.ErrBufferFull:
-			acc = append(acc, chunk...)
+			a.add(chunk)
 			used = true
-			if len(acc) > n.cfg.maxRecord {
-				return nil, unreadable(n.name, fmt.Sprintf("line %d is longer than %d bytes", n.line+1, n.cfg.maxRecord), nil)
-			}
 		case err == io.EOF:
 			if len(chunk) == 0 && !used {
-				return nil, io.EOF
+				return nil, 0, false, io.EOF
 			}
-			acc = append(acc, chunk...)
-			return bytes.Clone(acc), nil
+			a.add(chunk)
+			line, size, over = a.finish(false)
+			return line, size, over, nil
 		default:
-			return nil, fmt.Errorf("files: %s: read at line %d: %w", n.name, n.line+1, err)
+			return nil, 0, false, fmt.Errorf("files: %s: read at line %d: %w", n.name, n.line+1, err)
 		}
 	}
 }

@@ -77,6 +77,60 @@ type Source struct {
 
 	mu      sync.Mutex
 	outside []string // links the last List left out
+	// matchedOutside are those of them a glob matched; irregular the
+	// files a glob matched that are not regular files.
+	matchedOutside, irregular []string
+}
+
+// NotRegular names the entries the last List matched that are not regular
+// files (named pipes, devices, sockets), each with its kind, as in
+// "in/feed.csv (named pipe)", sorted. They are not units: reading a pipe
+// or a device can block forever or never end.
+func (s *Source) NotRegular() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.irregular)
+}
+
+// LeftOut says, in sentences with counts, what the last List matched but
+// does not return: files that are not regular, and symbolic links that
+// lead outside the root or to nothing. Nil when nothing was left out. A
+// loader reports them as findings, so that no matched file is dropped
+// unseen.
+func (s *Source) LeftOut() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	if n := len(s.irregular); n > 0 {
+		out = append(out, fmt.Sprintf("files left out: %d matched by the globs, not regular files (pipes, devices, sockets), not read: %s", n, listSome(s.irregular, 5)))
+	}
+	if n := len(s.matchedOutside); n > 0 {
+		out = append(out, fmt.Sprintf("files left out: %d symbolic link(s) matched by the globs lead outside the source folder or to nothing, not read: %s", n, listSome(s.matchedOutside, 5)))
+	}
+	return out
+}
+
+// listSome joins the first k names and says how many more there are.
+func listSome(names []string, k int) string {
+	if len(names) <= k {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:k], ", ") + fmt.Sprintf(" and %d more", len(names)-k)
+}
+
+// irregularKind names the kind of a file that is not regular.
+func irregularKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "not a regular file"
 }
 
 // LinksOutside names the symbolic links the last List met that lead
@@ -138,6 +192,9 @@ func (s *Source) List(ctx context.Context, globs []string) ([]source.Unit, error
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("files: list: %w", err)
 	}
+	s.mu.Lock()
+	s.outside, s.matchedOutside, s.irregular = nil, nil, nil
+	s.mu.Unlock()
 	if hasSheetGlob(globs) {
 		return s.listSheets(ctx, globs) // "*.xlsx#Sheet" (xlsx.go)
 	}
@@ -161,7 +218,16 @@ func (s *Source) List(ctx context.Context, globs []string) ([]source.Unit, error
 		return units, nil
 	}
 	seen := map[string]string{} // Name -> on-disk relative path
-	var outside []string
+	var outside, matchedOutside, irregular []string
+	matches := func(segs []string) bool {
+		return slices.ContainsFunc(pats, func(pat []string) bool { return matchSegs(pat, segs) })
+	}
+	leaveOut := func(nfc string, segs []string) {
+		outside = append(outside, nfc)
+		if matches(segs) {
+			matchedOutside = append(matchedOutside, nfc)
+		}
+	}
 	realRoot, rerr := filepath.EvalSymlinks(abs)
 	if rerr != nil {
 		realRoot = abs
@@ -206,13 +272,13 @@ func (s *Source) List(ctx context.Context, globs []string) ([]source.Unit, error
 					rel, err = filepath.Rel(realRoot, real)
 				}
 				if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-					outside = append(outside, nfc)
+					leaveOut(nfc, segs)
 					return nil
 				}
 				at = filepath.ToSlash(rel)
 				fi, err := root.Stat(at)
 				if err != nil {
-					outside = append(outside, nfc)
+					leaveOut(nfc, segs)
 					return nil
 				}
 				if fi.IsDir() {
@@ -228,10 +294,16 @@ func (s *Source) List(ctx context.Context, globs []string) ([]source.Unit, error
 				}
 				info = fi
 			}
-			if info == nil && !d.Type().IsRegular() || info != nil && !info.Mode().IsRegular() {
-				return nil // devices, sockets, pipes: not units
+			if !matches(segs) {
+				return nil
 			}
-			if !slices.ContainsFunc(pats, func(pat []string) bool { return matchSegs(pat, segs) }) {
+			if info == nil && !d.Type().IsRegular() || info != nil && !info.Mode().IsRegular() {
+				// Devices, sockets, pipes: not units, but named.
+				m := d.Type()
+				if info != nil {
+					m = info.Mode()
+				}
+				irregular = append(irregular, nfc+" ("+irregularKind(m)+")")
 				return nil
 			}
 			if prev, ok := seen[nfc]; ok {
@@ -276,8 +348,10 @@ func (s *Source) List(ctx context.Context, globs []string) ([]source.Unit, error
 	}
 	sort.SliceStable(units, func(i, j int) bool { return units[i].Name < units[j].Name })
 	sort.Strings(outside)
+	sort.Strings(matchedOutside)
+	sort.Strings(irregular)
 	s.mu.Lock()
-	s.outside = outside
+	s.outside, s.matchedOutside, s.irregular = outside, matchedOutside, irregular
 	s.mu.Unlock()
 	return units, nil
 }
@@ -636,6 +710,15 @@ func openText(r io.Reader, name, what string, opts source.Options, cfg readerCon
 		t.sample, _ = t.dec.Append(nil, sample)
 	}
 	return t, nil
+}
+
+// stored returns a record's bytes as stored: rec itself, or for UTF-16 the
+// bytes that were transcoded into it.
+func (t *textInput) stored(rec []byte) []byte {
+	if t.utf16 {
+		return utf16Raw(make([]byte, 0, 2*len(rec)), rec, t.be)
+	}
+	return rec
 }
 
 // rowEncoding is Row.Encoding: empty for UTF-8.
