@@ -50,8 +50,12 @@ var Rules = []string{RuleNotNull, RuleUnique, RuleRange, RuleRegex, RuleAllowed,
 // ExceptionRules are the rule ids an exception can carry besides the
 // declared checks: a value that does not cast, a row that cannot be split,
 // a file that cannot be read, bytes invalid in the file's encoding, a
-// record longer than etl.max_record_bytes. Owners may route by any of them.
-var ExceptionRules = []string{"type", "malformed_row", "unreadable_file", "encoding", "record_too_large"}
+// record longer than etl.max_record_bytes, a control character in text, a
+// number carrying an undeclared currency, and the change-capture rules.
+// Owners may route by any of them.
+var ExceptionRules = []string{"type", "malformed_row", "unreadable_file", "encoding", "record_too_large", "control_char", "currency",
+	"change_invalid", "change_file_seen_twice", "change_sequence_backwards", "change_update_unknown_key",
+	"change_delete_unknown_key", "change_delete_before_insert", "change_insert_existing_key"}
 
 // TableNames returns the names of the tables, sorted.
 func (p *Plan) TableNames() []string {
