@@ -344,6 +344,9 @@ type Schedule struct {
 type Gates struct {
 	Scope     *Approval `yaml:"scope,omitempty"`
 	DataModel *Approval `yaml:"data_model,omitempty"`
+	// Teardown records who confirmed the last teardown (gate 5) and when;
+	// plan_hash is the plan whose lake was removed.
+	Teardown *Approval `yaml:"teardown,omitempty"`
 }
 
 // Approval is a recorded human decision.
