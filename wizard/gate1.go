@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/huh/v2"
 
+	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/gates"
 	"github.com/lima-lake/lima/ui"
 )
@@ -46,6 +47,13 @@ type gate1Screen struct {
 	fix      string
 	status   string
 	statusOK ui.Status
+
+	// by is who approves the scope; scope the approval recorded in the
+	// plan (nil: none); approving: enter was pressed on the summary and
+	// the approval is being written.
+	by        *string // the root's
+	scope     *plan.Approval
+	approving bool
 }
 
 func newGate1(t ui.Theme) *gate1Screen {
@@ -85,6 +93,7 @@ func (s *gate1Screen) done() bool { return s.idx >= len(s.qs) }
 // Start takes the loaded session: the first question not answered yet.
 func (s *gate1Screen) Start(m sessionMsg) tea.Cmd {
 	s.answers, s.answered = m.answers, m.answered
+	s.scope, s.approving = m.scope, false
 	s.history = nil
 	s.idx = len(s.qs)
 	for i, q := range s.qs {
@@ -111,6 +120,14 @@ func (s *gate1Screen) Start(m sessionMsg) tea.Cmd {
 		}
 	}
 	return s.setup()
+}
+
+// approver is who approves the scope.
+func (s *gate1Screen) approver() string {
+	if s.by == nil || *s.by == "" {
+		return "lima-tui"
+	}
+	return *s.by
 }
 
 // Reopen is called when gate 2 goes back to gate 1.
@@ -229,6 +246,12 @@ func (s *gate1Screen) Keys() []ui.Binding {
 	}
 	if s.done() {
 		k.Next = k.Next.Enable()
+		if s.scope == nil {
+			k.Next = ui.NewBinding("enter", "approve the scope, go to gate 2", "enter")
+		}
+		if s.approving {
+			k.Next = k.Next.Disable("recording the approval")
+		}
 		if failed := gates.FailedFindings(gates.CheckAnswers(s.answers)); len(failed) > 0 {
 			k.Next = k.Next.Disable(fmt.Sprintf("%d answer(s) do not pass gate 1", len(failed)))
 		}
@@ -260,8 +283,22 @@ func (s *gate1Screen) Update(msg tea.Msg, sv *saver) (tea.Cmd, bool) {
 			return nil, false
 		}
 		var nyet errNotYet
+		if s.approving {
+			s.approving = false
+			if msg.err != nil {
+				s.status, s.statusOK = "scope not approved: "+ui.Sanitize(msg.err.Error()), ui.StatusFailed
+				return nil, false
+			}
+			s.scope = msg.approval
+			s.status, s.statusOK = "scope approved by "+ui.Sanitize(s.approver())+", recorded in platform.yaml", ui.StatusOK
+			if msg.kept {
+				s.status = "scope approval kept: the answers are the ones " + ui.Sanitize(msg.approval.ApprovedBy) + " approved"
+			}
+			return nil, true
+		}
 		switch {
 		case msg.err == nil:
+			s.scope = msg.approval
 			s.status, s.statusOK = "saved to platform.yaml", ui.StatusOK
 		case errors.As(msg.err, &nyet):
 			s.status, s.statusOK = "not saved yet: this answer completes the plan", ui.StatusWarn
@@ -287,9 +324,13 @@ func (s *gate1Screen) key(msg tea.KeyPressMsg, sv *saver) (tea.Cmd, bool) {
 		switch {
 		case s.keys.Back.Pressed(msg):
 			return s.back(), false
-		case s.keys.Next.Pressed(msg):
+		case s.keys.Next.Pressed(msg) && !s.approving:
 			if len(gates.FailedFindings(gates.CheckAnswers(s.answers))) == 0 {
-				return nil, true
+				// Gate 1 passes with a recorded human answer: the
+				// approval is written first, then gate 2 starts.
+				s.approving = true
+				s.status, s.statusOK = "recording the approval…", ui.StatusPending
+				return sv.Approve(s.answers, s.answered, s.approver()), false
 			}
 		}
 		return nil, false
@@ -469,8 +510,20 @@ func (s *gate1Screen) Render() string {
 			}
 		}
 		gap()
+		if a := s.scope; a != nil {
+			add(t.OK.Render(ui.StatusOK.Glyph()) + " scope approved by " + ui.Sanitize(a.ApprovedBy) + " at " + ui.Sanitize(a.ApprovedAt))
+		}
 		if failed := gates.FailedFindings(findings); len(failed) == 0 {
-			add(t.OK.Render(ui.StatusOK.Glyph()) + " gate 1 passes: enter runs gate 2 (the preconditions)")
+			what := "enter approves the scope as " + ui.Sanitize(s.approver()) + " and runs gate 2"
+			if s.scope != nil {
+				what = "enter runs gate 2 (the preconditions)"
+			}
+			for i, l := range ui.Wrap(ui.StatusOK.Glyph()+" gate 1 passes: "+what, s.w, "  ") {
+				if i == 0 {
+					l = t.OK.Render(ui.StatusOK.Glyph()) + strings.TrimPrefix(l, ui.StatusOK.Glyph())
+				}
+				add(l)
+			}
 		}
 		if s.status != "" {
 			add(t.StatusText(s.statusOK, s.statusOK.Glyph()+" "+s.status))

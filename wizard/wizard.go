@@ -79,15 +79,23 @@ type Options struct {
 	Deps     Deps
 	// Context is the parent of the run's context (default Background).
 	Context context.Context
-	// By is who approves the data model and acts in the exception
-	// browser (default "lima-tui").
+	// By is who approves the gates (scope, data model, teardown) and acts
+	// in the exception browser (default "lima-tui"). With AskName it is
+	// only the suggestion of the name asked when the wizard starts.
 	By string
+	// ByFrom says where By came from (git config user.name, the OS user);
+	// shown beside the suggestion.
+	ByFrom string
+	// AskName asks the approver's name once, before gate 1, starting from
+	// By (lima-tui does; tests and embedders that know the name do not).
+	AskName bool
 }
 
 type route int
 
 const (
 	routeLoading route = iota
+	routeWho
 	routeGate1
 	routeGate2
 	routeRun
@@ -115,6 +123,7 @@ type Model struct {
 	showHelp bool
 	loadErr  string
 
+	who   *whoScreen
 	gate1 *gate1Screen
 	gate2 *gate2Screen
 	run   *runScreen
@@ -123,6 +132,11 @@ type Model struct {
 	gate5 *gate5Screen
 	exc   *Browser
 	by    string
+
+	// askName: the name is asked before gate 1; session is the loaded
+	// session gate 1 starts from once it is given.
+	askName bool
+	session *sessionMsg
 
 	store    ledger.Store
 	storeErr string
@@ -164,6 +178,9 @@ func New(o Options) *Model {
 	if m.by == "" {
 		m.by = "lima-tui"
 	}
+	m.gate1.by, m.gate5.by = &m.by, &m.by
+	m.askName = o.AskName
+	m.who = newWho(m.theme, o.By, o.ByFrom)
 	return m
 }
 
@@ -179,6 +196,8 @@ type screen interface {
 
 func (m *Model) current() screen {
 	switch m.route {
+	case routeWho:
+		return m.who
 	case routeGate2:
 		return m.gate2
 	case routeRun:
@@ -203,7 +222,7 @@ func (m *Model) typing() bool {
 func (m *Model) setSize(w, h int) {
 	m.w, m.h = w, h
 	bw, bh := m.bodySize()
-	for _, s := range []screen{m.gate1, m.gate2, m.run, m.gate3, m.recon, m.gate5} {
+	for _, s := range []screen{m.who, m.gate1, m.gate2, m.run, m.gate3, m.recon, m.gate5} {
 		s.SetSize(bw, bh)
 	}
 
@@ -233,6 +252,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.loadErr = msg.err.Error()
 			m.route = routeGate1
 			return m, nil
+		}
+		if m.askName {
+			m.session, m.route = &msg, routeWho
+			return m, m.who.Start()
 		}
 		m.route = routeGate1
 		return m, m.gate1.Start(msg)
@@ -312,7 +335,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if _, ok := msg.(tea.KeyPressMsg); !ok {
 		// Results, ticks and saves go to the screen they belong to,
 		// whichever is shown.
-		c1, _ := m.gate1.Update(msg, m.saver)
+		c1, next1 := m.gate1.Update(msg, m.saver)
+		if next1 && m.route == routeGate1 {
+			// The scope approval is recorded: gate 2 starts.
+			m.route = routeGate2
+			c1 = tea.Batch(c1, m.gate2.Start(m.deps, m.ws, m.planPath, m.ctx))
+		}
+		var c0 tea.Cmd
+		if m.route == routeWho {
+			c0, _, _ = m.who.Update(msg)
+		}
 		c2, _ := m.gate2.Update(msg, m.deps, m.ws, m.planPath, m.ctx)
 		c3, _ := m.run.Update(msg, m.deps, m.ws, m.ctx)
 		c4, nav4 := m.gate3.Update(msg, m.by, m.deps.Now, m.planPath)
@@ -326,9 +358,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.exc != nil {
 			_, c7 = m.exc.Update(msg)
 		}
-		return m, tea.Batch(c1, c2, c3, c4, c5, c6, c7)
+		return m, tea.Batch(c0, c1, c2, c3, c4, c5, c6, c7)
 	}
 	switch m.route {
+	case routeWho:
+		cmd, name, done := m.who.Update(msg)
+		if done {
+			m.by = name
+			m.route = routeGate1
+			return m, tea.Batch(cmd, m.gate1.Start(*m.session))
+		}
+		return m, cmd
 	case routeGate1:
 		cmd, next := m.gate1.Update(msg, m.saver)
 		if next {
@@ -349,8 +389,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	case routeGate3:
 		cmd, nav := m.gate3.Update(msg, m.by, m.deps.Now, m.planPath)
-		if nav == navBack {
+		switch nav {
+		case navBack:
 			m.route = routeGate2
+		case navNext:
+			m.route = routeRun
+			m.run.Ready(m.gate3.base)
 		}
 		return m, cmd
 	case routeRun:
@@ -526,7 +570,7 @@ func (m *Model) crumbs() string {
 		// Gate 5 is reached from gate 4; it takes the last place.
 		steps[5] = "5 teardown"
 	}
-	cur := map[route]int{routeLoading: 0, routeGate1: 0, routeGate2: 1, routeGate3: 2, routeRun: 3, routeRecon: 4, routeExceptions: 5, routeTeardown: 5}[m.route]
+	cur := map[route]int{routeLoading: 0, routeWho: 0, routeGate1: 0, routeGate2: 1, routeGate3: 2, routeRun: 3, routeRecon: 4, routeExceptions: 5, routeTeardown: 5}[m.route]
 	for i := range steps {
 		if i == cur {
 			steps[i] = "[" + steps[i] + "]"

@@ -1,0 +1,174 @@
+package wizard
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/engine/run"
+	"github.com/lima-lake/lima/flow"
+	"github.com/lima-lake/lima/gates"
+	"github.com/lima-lake/lima/ui"
+)
+
+// newAskingHarness is newHarness with the approver's name asked at the
+// start, as lima-tui starts the wizard.
+func newAskingHarness(t *testing.T, dir string, d Deps, by, from string) *harness {
+	t.Helper()
+	h := &harness{t: t, now: t0.Add(10 * time.Second), late: make(chan tea.Msg, 1024)}
+	d.Now = func() time.Time { return h.now }
+	if d.Preconditions == nil {
+		d.Preconditions = func(context.Context, flow.Workspace, *plan.Plan) []gates.Finding { return nil }
+	}
+	h.m = New(Options{PlanPath: filepath.Join(dir, "platform.yaml"), Theme: ui.MustTheme(ui.ThemeMono), Deps: d,
+		By: by, ByFrom: from, AskName: true})
+	h.send(tea.WindowSizeMsg{Width: 100, Height: 30})
+	h.feed(h.m.Init())
+	return h
+}
+
+func loadPlan(t *testing.T, pp string) *plan.Plan {
+	t.Helper()
+	p, err := plan.Load(pp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestNameIsAskedOnceAndRecordedForTheScope(t *testing.T) {
+	dir := t.TempDir()
+	pp := filepath.Join(dir, "platform.yaml")
+	h := newAskingHarness(t, dir, Deps{}, "Ada Lovelace", "git config user.name")
+	h.contains("Who is approving?", "> Ada Lovelace", "recommended: Ada Lovelace (git config user.name)")
+	// An empty name is refused where it is typed.
+	h.key("ctrl+u", "enter")
+	h.contains("Who is approving?", "a name is needed")
+	h.typeText("Grace Hopper")
+	h.key("enter")
+	h.contains("Gate 1 · scope & residency", "Which folder")
+	if h.m.by != "Grace Hopper" {
+		t.Fatalf("approver %q, want the name typed", h.m.by)
+	}
+	h.key("ctrl+d")
+	h.contains("all questions answered", "enter approves the scope as Grace Hopper")
+	h.key("enter")
+	h.contains("Gate 2 · preconditions")
+	a := loadPlan(t, pp).Gates.Scope
+	if a == nil || a.ApprovedBy != "Grace Hopper" || a.ApprovedAt != "2026-11-30T09:00:10Z" || a.PlanHash == "" {
+		t.Fatalf("gates.scope = %+v, want approved by Grace Hopper at 09:00:10", a)
+	}
+	// Back at gate 1 the name is not asked again.
+	h.key("esc")
+	h.contains("Gate 1 · scope & residency", "scope approved by Grace Hopper")
+}
+
+func TestScopeApprovalIsKeptWhenWalkedPastAndRenewedWhenChanged(t *testing.T) {
+	dir := t.TempDir()
+	pp := filepath.Join(dir, "platform.yaml")
+	h := newHarness(t, dir, Deps{})
+	h.m.by = "tester"
+	h.key("ctrl+d")
+	h.contains("all questions answered")
+	h.key("enter")
+	h.contains("Gate 2 · preconditions")
+	first := loadPlan(t, pp).Gates.Scope
+	if first == nil || first.ApprovedBy != "tester" {
+		t.Fatalf("gate 1 passed without a recorded approval: gates.scope = %+v", first)
+	}
+
+	// Another person, later, walks past the same answers: nothing changes.
+	h2 := newHarness(t, dir, Deps{})
+	h2.m.by, h2.now = "someone else", h2.now.Add(time.Hour)
+	h2.contains("all questions answered", "scope approved by tester")
+	h2.key("enter")
+	h2.contains("Gate 2 · preconditions")
+	if got := loadPlan(t, pp).Gates.Scope; got == nil || *got != *first {
+		t.Fatalf("walking past rewrote the scope approval: %+v, was %+v", got, first)
+	}
+
+	// A changed answer is a new scope: approved again, by who changed it.
+	h2.key("esc")
+	h2.contains("all questions answered")
+	for range 5 { // back to the schedule
+		h2.key("esc")
+	}
+	h2.contains("When does the plan run unattended?")
+	h2.key("down", "enter") // @hourly
+	h2.key("ctrl+d")
+	h2.contains("all questions answered")
+	if loadPlan(t, pp).Gates.Scope != nil {
+		t.Error("the approval of the old answers still stands after an answer changed")
+	}
+	h2.key("enter")
+	h2.contains("Gate 2 · preconditions")
+	got := loadPlan(t, pp)
+	if a := got.Gates.Scope; a == nil || a.ApprovedBy != "someone else" || a.ApprovedAt != "2026-11-30T10:00:10Z" || got.Schedule.Cron != "@hourly" {
+		t.Fatalf("changed scope approved as %+v (cron %q), want someone else at 10:00:10", a, got.Schedule.Cron)
+	}
+}
+
+func TestDataModelApprovalIsKeptWhenWalkedPast(t *testing.T) {
+	h, pp := toGate3(t, Deps{})
+	// An edit, approved by the tester.
+	h.key("down", "p", "enter")
+	h.contains("Gate 3 approved")
+	first := loadPlan(t, pp)
+	a1 := first.Gates.DataModel
+	if a1 == nil || a1.ApprovedBy != "tester" || !first.ModelApproved() {
+		t.Fatalf("gates.data_model = %+v, want approved by tester", a1)
+	}
+
+	// Walked again by someone else, an hour later, without an edit.
+	h2 := newHarness(t, filepath.Dir(pp), Deps{Preconditions: func(context.Context, flow.Workspace, *plan.Plan) []gates.Finding {
+		return []gates.Finding{{Name: "clock", Status: gates.Pass, Detail: "ok"}}
+	}})
+	h2.m.by, h2.now = "someone else", h2.now.Add(time.Hour)
+	h2.contains("all questions answered")
+	h2.key("enter")
+	h2.contains("every check passes")
+	h2.key("enter")
+	h2.contains("Gate 3 · data model", "✓ approved by tester", "enter goes on with the approved model")
+	h2.key("enter")
+	h2.contains("Run · load, reconcile, report")
+	after := loadPlan(t, pp)
+	if a := after.Gates.DataModel; a == nil || *a != *a1 {
+		t.Fatalf("walking past rewrote the data model approval: %+v, was %+v", a, a1)
+	}
+	if s := after.Gates.Scope; s == nil || s.ApprovedBy != first.Gates.Scope.ApprovedBy || s.ApprovedAt != first.Gates.Scope.ApprovedAt {
+		t.Errorf("walking past rewrote the scope approval: %+v, was %+v", s, first.Gates.Scope)
+	}
+	if h2.m.run.plan == nil || h2.m.run.plan.Hash() != a1.PlanHash {
+		t.Error("the run did not get the approved plan")
+	}
+}
+
+func TestTeardownRecordsWhoConfirmed(t *testing.T) {
+	inv := teardownInventory()
+	d := Deps{
+		Run: func(ctx context.Context, o flow.RunOptions) (*flow.Outcome, error) {
+			return &flow.Outcome{Report: reconReport(), Result: &run.Result{RunID: "r-1"}}, nil
+		},
+		TeardownInventory: func(context.Context, flow.TeardownOptions) (*gates.Inventory, error) { return inv, nil },
+		Teardown: func(ctx context.Context, o flow.TeardownOptions, confirm string) (*gates.Inventory, *gates.TeardownResult, error) {
+			return inv, &gates.TeardownResult{Status: gates.Pass, DroppedTables: []string{"erp_quality.inspections"}}, nil
+		},
+	}
+	h := toRun(t, d)
+	h.key("enter", "enter")
+	h.contains("Gate 4 · reconciliation")
+	h.key("T")
+	h.contains("Type the prefix erp_quality", "confirmed as tester")
+	h.now = h.now.Add(2 * time.Hour)
+	h.typeText("erp_quality")
+	h.key("enter")
+	h.contains("✓ removed", "confirmed by tester at 2026-11-30T11:00:10Z")
+	p := loadPlan(t, filepath.Join(filepath.Dir(h.m.planPath), "platform.yaml"))
+	if a := p.Gates.Teardown; a == nil || a.ApprovedBy != "tester" || a.ApprovedAt != "2026-11-30T11:00:10Z" || a.PlanHash != p.Hash() {
+		t.Fatalf("gates.teardown = %+v, want confirmed by tester at 11:00:10", a)
+	}
+}
