@@ -3,6 +3,9 @@ package wizard
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -54,6 +57,69 @@ type gate1Screen struct {
 	by        *string // the root's
 	scope     *plan.Approval
 	approving bool
+
+	// dir is the workspace (relative source folders are read from it);
+	// checking is the source answer being looked for on disk (in a Cmd),
+	// and whether the defaults for the rest follow once it is found;
+	// checked is the last answer found.
+	dir      string
+	checking *sourceCheck
+	checked  string
+}
+
+// sourceCheck is a source answer being looked for on disk.
+type sourceCheck struct {
+	idx      int
+	answer   string
+	defaults bool
+}
+
+// sourceCheckedMsg says whether a source answer's folders exist.
+type sourceCheckedMsg struct {
+	check sourceCheck
+	err   error
+}
+
+// checkSources looks for the folders of a sources answer (relative ones
+// in dir): a folder that is missing is refused where it is answered, not
+// at gate 2. S3 prefixes and databases are checked by gate 2.
+func checkSources(dir, answer string) error {
+	for _, u := range (gates.Answers{gates.QSources: answer}).List(gates.QSources) {
+		src, err := gates.ParseSource(u)
+		if err != nil || src.Kind != "folder" {
+			continue
+		}
+		p := src.Path
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		fi, err := os.Stat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			where := ""
+			if !filepath.IsAbs(src.Path) {
+				where = " in " + dir
+			}
+			return &gates.AnswerError{Problem: fmt.Sprintf("the folder %s does not exist%s", src.Path, where),
+				Fix: "answer a folder that holds the files, or create it and answer again"}
+		case err != nil:
+			return &gates.AnswerError{Problem: fmt.Sprintf("the folder %s cannot be read: %v", src.Path, err),
+				Fix: "answer a folder this user may read"}
+		case !fi.IsDir():
+			return &gates.AnswerError{Problem: fmt.Sprintf("%s is a file, not a folder", src.Path),
+				Fix: "answer the folder that holds it"}
+		}
+	}
+	return nil
+}
+
+// lookFor starts the check of a source answer.
+func (s *gate1Screen) lookFor(answer string, defaults bool) tea.Cmd {
+	c := sourceCheck{idx: s.idx, answer: answer, defaults: defaults}
+	s.checking = &c
+	s.status, s.statusOK = "looking for the folder…", ui.StatusPending
+	dir := s.dir
+	return func() tea.Msg { return sourceCheckedMsg{check: c, err: checkSources(dir, c.answer)} }
 }
 
 func newGate1(t ui.Theme) *gate1Screen {
@@ -306,7 +372,26 @@ func (s *gate1Screen) Update(msg tea.Msg, sv *saver) (tea.Cmd, bool) {
 			s.status, s.statusOK = "not saved: "+ui.Sanitize(msg.err.Error()), ui.StatusFailed
 		}
 		return nil, false
+	case sourceCheckedMsg:
+		if s.checking == nil || *s.checking != msg.check || s.idx != msg.check.idx {
+			return nil, false // answered otherwise meanwhile
+		}
+		s.checking, s.status = nil, ""
+		if msg.err != nil {
+			s.showError(msg.err)
+			return nil, false
+		}
+		s.checked = msg.check.answer
+		if msg.check.defaults {
+			return s.defaults(sv), false
+		}
+		return s.answer(msg.check.answer, sv), false
 	case tea.KeyPressMsg:
+		if s.checking != nil {
+			// A key while the folder is looked for: the look is
+			// forgotten, the key acts on the question.
+			s.checking, s.status = nil, ""
+		}
 		return s.key(msg, sv)
 	case tea.WindowSizeMsg:
 		return nil, false
@@ -390,6 +475,9 @@ func (s *gate1Screen) answer(ans string, sv *saver) tea.Cmd {
 		s.showError(err)
 		return nil
 	}
+	if q.ID == gates.QSources && s.checked != ans {
+		return s.lookFor(ans, false)
+	}
 	s.answers[q.ID] = ans
 	s.answered[q.ID] = true
 	s.history = append(s.history, s.idx)
@@ -431,6 +519,13 @@ func (s *gate1Screen) defaults(sv *saver) tea.Cmd {
 			stop = err
 			break
 		}
+		if q.ID == gates.QSources && s.checked != rec {
+			// The folder is looked for first; the defaults go on once
+			// it is found.
+			s.idx = i
+			cmd := s.setup()
+			return tea.Batch(cmd, s.lookFor(rec, true), sv.Save(s.answers, s.answered))
+		}
 		s.answers[q.ID] = rec
 		s.answered[q.ID] = true
 		s.history = append(s.history, i)
@@ -466,7 +561,7 @@ func (s *gate1Screen) back() tea.Cmd {
 // position is the current question's number and the number of questions
 // that apply.
 func (s *gate1Screen) position() (int, int) {
-	full := completeAnswers(s.answers, s.answered)
+	full := completeAnswers(s.qs, s.answers, s.answered)
 	n, total := 0, 0
 	for i, q := range s.qs {
 		if q.Applies(full) {

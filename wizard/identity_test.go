@@ -2,7 +2,9 @@ package wizard
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +23,10 @@ func newAskingHarness(t *testing.T, dir string, d Deps, by, from string) *harnes
 	t.Helper()
 	h := &harness{t: t, now: t0.Add(10 * time.Second), late: make(chan tea.Msg, 1024)}
 	d.Now = func() time.Time { return h.now }
+	d.MachineZone = func() string { return "UTC" }
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if d.Preconditions == nil {
 		d.Preconditions = func(context.Context, flow.Workspace, *plan.Plan) []gates.Finding { return nil }
 	}
@@ -170,5 +176,99 @@ func TestTeardownRecordsWhoConfirmed(t *testing.T) {
 	p := loadPlan(t, filepath.Join(filepath.Dir(h.m.planPath), "platform.yaml"))
 	if a := p.Gates.Teardown; a == nil || a.ApprovedBy != "tester" || a.ApprovedAt != "2026-11-30T11:00:10Z" || a.PlanHash != p.Hash() {
 		t.Fatalf("gates.teardown = %+v, want confirmed by tester at 11:00:10", a)
+	}
+}
+
+func TestGate1RefusesAMissingSourceFolder(t *testing.T) {
+	dir := t.TempDir()
+	h := newHarness(t, dir, Deps{})
+	h.key("ctrl+u")
+	h.typeText("exports/2026")
+	h.key("enter")
+	h.contains("Which folder, S3 prefix or database", "the folder exports/2026 does not exist in",
+		"fix: answer a folder that holds the files, or create it and answer again")
+	// The defaults stop there too when their folder is missing.
+	if err := os.Remove(filepath.Join(dir, "data", "erp")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "data")); err != nil {
+		t.Fatal(err)
+	}
+	h.key("ctrl+d")
+	h.contains("Which folder, S3 prefix or database", "the folder data does not exist")
+	// Once it exists, the answer is taken.
+	if err := os.MkdirAll(filepath.Join(dir, "exports", "2026"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.key("ctrl+u")
+	h.typeText("exports/2026")
+	h.key("enter")
+	h.contains("Which prefix", "> lake_2026")
+	if p := loadPlan(t, filepath.Join(dir, "platform.yaml")); p.Sources["2026"] == nil || p.Sources["2026"].Path != "exports/2026" {
+		t.Errorf("sources recorded %+v, want exports/2026", p.Sources)
+	}
+}
+
+func TestGate1RecommendsTheMachinesTimeZone(t *testing.T) {
+	dir := t.TempDir()
+	h := newHarness(t, dir, Deps{MachineZone: func() string { return "Asia/Seoul" }})
+	for range 8 {
+		if strings.Contains(h.screen(), "In which time zone") {
+			break
+		}
+		h.key("enter")
+	}
+	h.contains("In which time zone", "Asia/Seoul")
+	h.key("ctrl+d")
+	h.contains("all questions answered")
+	if p := loadPlan(t, filepath.Join(dir, "platform.yaml")); p.Schedule.Timezone != "Asia/Seoul" {
+		t.Errorf("schedule.timezone = %q, want the machine's Asia/Seoul", p.Schedule.Timezone)
+	}
+}
+
+func TestMachineZone(t *testing.T) {
+	known := func(z string) bool { return z == "UTC" || z == "Europe/Berlin" || z == "Asia/Seoul" }
+	noLink := func(string) (string, error) { return "", os.ErrNotExist }
+	link := func(to string) func(string) (string, error) {
+		return func(p string) (string, error) {
+			if p != "/etc/localtime" {
+				return "", os.ErrNotExist
+			}
+			return to, nil
+		}
+	}
+	env := func(kv ...string) func(string) (string, bool) {
+		return func(k string) (string, bool) {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1], true
+				}
+			}
+			return "", false
+		}
+	}
+	for _, c := range []struct {
+		name     string
+		local    string
+		env      func(string) (string, bool)
+		readlink func(string) (string, error)
+		want     string
+	}{
+		{"Go knows the name", "Europe/Berlin", env(), noLink, "Europe/Berlin"},
+		{"Local from /etc/localtime", "Local", env(), link("/usr/share/zoneinfo/Asia/Seoul"), "Asia/Seoul"},
+		{"relative link", "Local", env(), link("../usr/share/zoneinfo/Europe/Berlin"), "Europe/Berlin"},
+		{"posix variant", "Local", env(), link("/usr/share/zoneinfo/posix/Asia/Seoul"), "Asia/Seoul"},
+		{"Local without a name", "Local", env(), noLink, "UTC"},
+		{"link to no zone", "Local", env(), link("/etc/some-file"), "UTC"},
+		{"TZ names a zone", "Local", env("TZ", "Asia/Seoul"), noLink, "Asia/Seoul"},
+		{"TZ with a colon", "Local", env("TZ", ":Europe/Berlin"), noLink, "Europe/Berlin"},
+		{"TZ empty is UTC", "Local", env("TZ", ""), link("/usr/share/zoneinfo/Asia/Seoul"), "UTC"},
+		{"TZ unknown", "Local", env("TZ", "Mars/Olympus"), link("/usr/share/zoneinfo/Asia/Seoul"), "UTC"},
+		{"TZ a zoneinfo file", "Local", env("TZ", "/usr/share/zoneinfo/Europe/Berlin"), noLink, "Europe/Berlin"},
+		{"TZ /etc/localtime", "Local", env("TZ", "/etc/localtime"), link("/usr/share/zoneinfo/Asia/Seoul"), "Asia/Seoul"},
+	} {
+		if got := machineZone(c.local, c.env, c.readlink, known); got != c.want {
+			t.Errorf("%s: machineZone = %q, want %q", c.name, got, c.want)
+		}
 	}
 }

@@ -94,6 +94,9 @@ type savedMsg struct {
 // saver writes answers to platform.yaml, one save at a time; a save older
 // than the last one written is dropped.
 type saver struct {
+	// qs are the questions as the wizard asks them (its recommended
+	// answers); nil: gates.Questions().
+	qs       []gates.Question
 	planPath string
 	now      func() time.Time
 	mu       sync.Mutex
@@ -147,7 +150,7 @@ func (s *saver) write(seq int, a gates.Answers, answered map[string]bool, by str
 }
 
 func (s *saver) writeLocked(a gates.Answers, answered map[string]bool, by string) (*plan.Approval, bool, error) {
-	full := completeAnswers(a, answered)
+	full := completeAnswers(s.qs, a, answered)
 	var p *plan.Plan
 	if _, err := os.Stat(s.planPath); errors.Is(err, fs.ErrNotExist) {
 		p = &plan.Plan{SchemaVersion: plan.SchemaVersion, Platform: plan.Platform{Catalog: plan.CatalogSQLite},
@@ -236,10 +239,13 @@ func sameAnswers(a, b gates.Answers) bool {
 }
 
 // completeAnswers fills the questions not answered yet with their
-// recommended answer, in order.
-func completeAnswers(a gates.Answers, answered map[string]bool) gates.Answers {
+// recommended answer (of qs; nil: gates.Questions()), in order.
+func completeAnswers(qs []gates.Question, a gates.Answers, answered map[string]bool) gates.Answers {
 	full := maps.Clone(a)
-	for _, q := range gates.Questions() {
+	if qs == nil {
+		qs = gates.Questions()
+	}
+	for _, q := range qs {
 		if q.Applies(full) && !answered[q.ID] {
 			full[q.ID] = q.Recommended(full)
 		}

@@ -37,6 +37,9 @@ type Deps struct {
 	// Replay replays the fixed exceptions of a table ("" for all) from the
 	// exception browser and returns the report's path.
 	Replay func(ctx context.Context, ws flow.Workspace, planPath, table, by string) (string, error)
+	// MachineZone is the machine's IANA time zone, the schedule's
+	// recommended zone (default MachineZone).
+	MachineZone func() string
 	// Evolution compares an approved model with the tables already in the
 	// lake (flow.CheckEvolution): a change their data cannot follow is
 	// refused at approval, as `lima-tui approve` refuses it.
@@ -45,7 +48,7 @@ type Deps struct {
 
 // DefaultDeps call flow.
 func DefaultDeps() Deps {
-	return Deps{Preconditions: flow.Preconditions, Run: flow.Run, Now: time.Now, Propose: proposeModel,
+	return Deps{Preconditions: flow.Preconditions, Run: flow.Run, Now: time.Now, Propose: proposeModel, MachineZone: MachineZone,
 		OpenLedger: flow.OpenLedger, TeardownInventory: flow.TeardownInventory, Teardown: flow.Teardown, Replay: replay,
 		Evolution: func(ctx context.Context, ws flow.Workspace, p *plan.Plan) ([]gates.Finding, error) {
 			return flow.CheckEvolution(ctx, ws, p, nil)
@@ -152,6 +155,9 @@ func New(o Options) *Model {
 	if o.Deps.Propose == nil {
 		o.Deps.Propose = proposeModel
 	}
+	if o.Deps.MachineZone == nil {
+		o.Deps.MachineZone = MachineZone
+	}
 	if o.Context == nil {
 		o.Context = context.Background()
 	}
@@ -169,6 +175,9 @@ func New(o Options) *Model {
 		planPath: o.PlanPath, ws: flow.Workspace{Dir: filepath.Dir(o.PlanPath)}, w: 100, h: 30}
 	m.saver = &saver{planPath: o.PlanPath, now: o.Deps.Now}
 	m.gate1 = newGate1(m.theme)
+	m.gate1.qs = withDefaults(m.gate1.qs, map[string]string{gates.QTimezone: o.Deps.MachineZone()})
+	m.saver.qs = m.gate1.qs
+	m.gate1.dir = m.ws.Dir
 	m.gate2 = newGate2(m.theme)
 	m.run = newRunScreen(m.theme, o.Deps.Now)
 	m.gate3 = newGate3(m.theme)

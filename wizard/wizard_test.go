@@ -41,6 +41,16 @@ func newHarness(t *testing.T, dir string, d Deps) *harness {
 	t.Helper()
 	h := &harness{t: t, now: t0.Add(10 * time.Second), late: make(chan tea.Msg, 1024)}
 	d.Now = func() time.Time { return h.now }
+	if d.MachineZone == nil {
+		d.MachineZone = func() string { return "UTC" }
+	}
+	// The folders the tests answer gate 1's first question with (data is
+	// the recommended answer): gate 1 refuses a folder that is missing.
+	for _, f := range []string{"data", "data/erp"} {
+		if err := os.MkdirAll(filepath.Join(dir, f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if d.Preconditions == nil {
 		d.Preconditions = func(context.Context, flow.Workspace, *plan.Plan) []gates.Finding { return nil }
 	}
@@ -78,7 +88,7 @@ func (h *harness) feed(cmd tea.Cmd) {
 func (h *harness) deliver(msg tea.Msg) {
 	h.t.Helper()
 	switch msg.(type) {
-	case sessionMsg, savedMsg, planLoadedMsg, checksMsg, runDoneMsg, gate3LoadedMsg, gate3SavedMsg,
+	case sessionMsg, savedMsg, sourceCheckedMsg, planLoadedMsg, checksMsg, runDoneMsg, gate3LoadedMsg, gate3SavedMsg,
 		ledgerMsg, reconCountsMsg, gate5InvMsg, gate5DoneMsg, bPageMsg, bCountMsg, bDetailMsg, bActionMsg:
 		h.send(msg)
 	}
