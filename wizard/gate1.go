@@ -63,6 +63,7 @@ type gate1Screen struct {
 	// and whether the defaults for the rest follow once it is found;
 	// checked is the last answer found.
 	dir      string
+	zone     string // the machine's time zone, the recommended one
 	checking *sourceCheck
 	checked  string
 }
@@ -160,6 +161,8 @@ func (s *gate1Screen) done() bool { return s.idx >= len(s.qs) }
 func (s *gate1Screen) Start(m sessionMsg) tea.Cmd {
 	s.answers, s.answered = m.answers, m.answered
 	s.scope, s.approving = m.scope, false
+	// The recommended default owner is who approves.
+	s.qs = withDefaults(gates.Questions(), map[string]string{gates.QTimezone: s.zone, gates.QOwner: s.approver()})
 	s.history = nil
 	s.idx = len(s.qs)
 	for i, q := range s.qs {
@@ -588,6 +591,7 @@ func (s *gate1Screen) Render() string {
 	if s.done() {
 		add(t.Title.Render("Gate 1 · scope & residency")+"  "+t.Muted.Render("all questions answered"), "")
 		findings := gates.CheckAnswers(s.answers)
+		var rows []string
 		for _, q := range s.qs {
 			if !q.Applies(s.answers) {
 				continue
@@ -596,7 +600,22 @@ func (s *gate1Screen) Render() string {
 			if v == "" {
 				v = "(none)"
 			}
-			add(fmt.Sprintf("  %-18s %s", q.ID, ui.Sanitize(v)))
+			rows = append(rows, fmt.Sprintf("  %-18s %s", q.ID, ui.Sanitize(v)))
+		}
+		// The answers, the findings and the verdict must all show: when
+		// the answers would push the verdict off, they take two columns.
+		if n := len(rows) + 8; n > s.h && s.w >= 70 {
+			half := (len(rows) + 1) / 2
+			cw := s.w / 2
+			for i := range half {
+				l := ui.Fit(rows[i], cw-1)
+				if j := i + half; j < len(rows) {
+					l += strings.Repeat(" ", max(0, cw-ui.Width(l))) + ui.Fit(rows[j], s.w-cw)
+				}
+				add(l)
+			}
+		} else {
+			add(rows...)
 		}
 		gap()
 		for _, f := range findings {

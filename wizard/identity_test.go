@@ -100,7 +100,7 @@ func TestScopeApprovalIsKeptWhenWalkedPastAndRenewedWhenChanged(t *testing.T) {
 	// A changed answer is a new scope: approved again, by who changed it.
 	h2.key("esc")
 	h2.contains("all questions answered")
-	for range 5 { // back to the schedule
+	for range 7 { // back to the schedule
 		h2.key("esc")
 	}
 	h2.contains("When does the plan run unattended?")
@@ -270,5 +270,36 @@ func TestMachineZone(t *testing.T) {
 		if got := machineZone(c.local, c.env, c.readlink, known); got != c.want {
 			t.Errorf("%s: machineZone = %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+func TestGate1AsksForTheDefaultOwnerAndDeadline(t *testing.T) {
+	dir := t.TempDir()
+	h := newAskingHarness(t, dir, Deps{}, "Grace Hopper", "git config user.name")
+	h.key("enter")
+	h.contains("Which folder")
+	for range 9 {
+		if strings.Contains(h.screen(), "Who handles the rows that fail a check?") {
+			break
+		}
+		h.key("enter")
+	}
+	h.contains("Who handles the rows that fail a check?", "> Grace Hopper", "recommended: Grace Hopper")
+	h.key("ctrl+u")
+	h.typeText("Ji-woo Park (quality)")
+	h.key("enter")
+	h.contains("How long may an exception stay open", "2bd", "(recommended) two business days")
+	h.key("ctrl+d")
+	h.contains("all questions answered", "owner              Ji-woo Park (quality)", "owner_deadline     2bd")
+	p := loadPlan(t, filepath.Join(dir, "platform.yaml"))
+	if len(p.Owners) != 1 || p.Owners[0] != (plan.Owner{Name: "Ji-woo Park (quality)", Default: true, Deadline: "2bd"}) {
+		t.Fatalf("owners %+v, want the default owner Ji-woo Park (quality) with 2bd", p.Owners)
+	}
+	// An exception of this project gets that owner and a due date two
+	// business days on (Friday → Tuesday), not unassigned and –.
+	fri := time.Date(2026, 12, 4, 16, 0, 0, 0, time.UTC)
+	owner, due := run.NewRouter(p).Route("orders", "amount", "type", fri)
+	if owner != "Ji-woo Park (quality)" || !due.Equal(time.Date(2026, 12, 8, 16, 0, 0, 0, time.UTC)) {
+		t.Errorf("routed to %q due %v, want Ji-woo Park (quality) due Tuesday 16:00", owner, due)
 	}
 }

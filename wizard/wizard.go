@@ -175,7 +175,8 @@ func New(o Options) *Model {
 		planPath: o.PlanPath, ws: flow.Workspace{Dir: filepath.Dir(o.PlanPath)}, w: 100, h: 30}
 	m.saver = &saver{planPath: o.PlanPath, now: o.Deps.Now}
 	m.gate1 = newGate1(m.theme)
-	m.gate1.qs = withDefaults(m.gate1.qs, map[string]string{gates.QTimezone: o.Deps.MachineZone()})
+	m.gate1.zone = o.Deps.MachineZone()
+	m.gate1.qs = withDefaults(m.gate1.qs, map[string]string{gates.QTimezone: m.gate1.zone})
 	m.saver.qs = m.gate1.qs
 	m.gate1.dir = m.ws.Dir
 	m.gate2 = newGate2(m.theme)
@@ -267,7 +268,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, m.who.Start()
 		}
 		m.route = routeGate1
-		return m, m.gate1.Start(msg)
+		cmd := m.gate1.Start(msg)
+		m.saver.qs = m.gate1.qs
+		return m, cmd
 	case ledgerMsg:
 		if msg.err != nil {
 			m.storeErr = msg.err.Error()
@@ -375,7 +378,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if done {
 			m.by = name
 			m.route = routeGate1
-			return m, tea.Batch(cmd, m.gate1.Start(*m.session))
+			start := m.gate1.Start(*m.session)
+			m.saver.qs = m.gate1.qs
+			return m, tea.Batch(cmd, start)
 		}
 		return m, cmd
 	case routeGate1:

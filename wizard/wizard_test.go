@@ -289,7 +289,7 @@ func TestGate1Questions(t *testing.T) {
 
 	// A new session resumes at the first question not answered.
 	h2 := newHarness(t, dir, Deps{})
-	h2.contains("In which region", "question 3 of 12")
+	h2.contains("In which region", "question 3 of 14")
 
 	// The defaults for the rest, then the summary.
 	h.key("d")
@@ -308,7 +308,7 @@ func TestGate1Questions(t *testing.T) {
 func TestGate1SplitRegionNeedsAPerson(t *testing.T) {
 	h := newHarness(t, t.TempDir(), Deps{})
 	// Walk to split_region with the defaults of the first questions.
-	for i := 0; i < 11; i++ {
+	for i := 0; i < 13; i++ {
 		if strings.Contains(h.screen(), "another region than the storage") {
 			break
 		}
