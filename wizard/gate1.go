@@ -352,7 +352,7 @@ func (s *gate1Screen) Update(msg tea.Msg, sv *saver) (tea.Cmd, bool) {
 			return nil, false
 		}
 		var nyet errNotYet
-		if s.approving {
+		if s.approving && s.done() {
 			s.approving = false
 			if msg.err != nil {
 				s.status, s.statusOK = "scope not approved: "+ui.Sanitize(msg.err.Error()), ui.StatusFailed
@@ -409,6 +409,11 @@ func (s *gate1Screen) Update(msg tea.Msg, sv *saver) (tea.Cmd, bool) {
 
 func (s *gate1Screen) key(msg tea.KeyPressMsg, sv *saver) (tea.Cmd, bool) {
 	if s.done() {
+		if s.approving {
+			// The approval is being written: it decides where enter
+			// leads, so no key moves meanwhile.
+			return nil, false
+		}
 		switch {
 		case s.keys.Back.Pressed(msg):
 			return s.back(), false
