@@ -13,6 +13,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
+	"unicode"
 
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/internal/fileuri"
@@ -31,6 +33,8 @@ const (
 	QVolume        = "volume"
 	QSchedule      = "schedule"
 	QTimezone      = "timezone"
+	QOwner         = "owner"
+	QDeadline      = "owner_deadline"
 	QPartitioning  = "partitioning"
 	QSensitive     = "sensitive_columns"
 	QSplitRegion   = "split_region"
@@ -157,6 +161,10 @@ const RegionLocal = "local"
 
 // ScheduleManual is the schedule answer for a plan run only when started.
 const ScheduleManual = "manual"
+
+// DeadlineNone is the owner_deadline answer for a default owner without a
+// due date.
+const DeadlineNone = "none"
 
 const (
 	regionFix = "answer local for a lake on this machine, or an AWS region code such as eu-central-1"
@@ -325,6 +333,46 @@ func Questions() []Question {
 				}
 				if _, err := (plan.Schedule{Timezone: s}).Location(); err != nil {
 					return &AnswerError{Problem: fmt.Sprintf("%q is not a known time zone", s), Fix: fix}
+				}
+				return nil
+			},
+		},
+		{
+			ID: QOwner, Field: "owners[default].name", Free: true,
+			Prompt: "Who handles the rows that fail a check?",
+			Help:   "the default owner: every exception no other owner takes is theirs, with a due date; empty: exceptions stay unassigned",
+			Validate: func(s string, _ Answers) error {
+				const fix = "answer a person's or a team's name, e.g. Data platform on-call (or nothing: unassigned)"
+				switch {
+				case len([]rune(s)) > 100:
+					return &AnswerError{Problem: "the name is longer than 100 characters", Fix: fix}
+				case strings.ContainsFunc(s, unicode.IsControl):
+					return &AnswerError{Problem: "the name holds control characters", Fix: fix}
+				}
+				return nil
+			},
+		},
+		{
+			ID: QDeadline, Field: "owners[default].deadline", Free: true, Default: "2bd",
+			Prompt: "How long may an exception stay open before it is overdue?",
+			Help:   "business days (2bd: weekends do not count), hours (48h), days (2d) or a time of day (17:00 Europe/Berlin)",
+			Ask:    func(a Answers) bool { return strings.TrimSpace(a[QOwner]) != "" },
+			Choices: []Choice{
+				{"1bd", "the next business day"},
+				{"2bd", "two business days"},
+				{"5bd", "a working week"},
+				{DeadlineNone, "no due date: exceptions are never overdue"},
+			},
+			Validate: func(s string, _ Answers) error {
+				const fix = "answer business days (2bd), hours (48h), days (2d), a time of day (17:00 Europe/Berlin) or none"
+				switch s {
+				case "":
+					return &AnswerError{Problem: "not answered", Fix: fix}
+				case DeadlineNone:
+					return nil
+				}
+				if _, _, err := (plan.Owner{Deadline: s}).DeadlineAt(time.Time{}); err != nil {
+					return &AnswerError{Problem: err.Error(), Fix: fix}
 				}
 				return nil
 			},
@@ -755,6 +803,11 @@ func AnswersOf(p *plan.Plan) Answers {
 		}
 	}
 	a[QSources] = strings.Join(srcs, ", ")
+	a[QOwner] = ""
+	if i := slices.IndexFunc(p.Owners, func(o plan.Owner) bool { return o.Default }); i >= 0 {
+		a[QOwner] = p.Owners[i].Name
+		a[QDeadline] = scopeOr(p.Owners[i].Deadline, DeadlineNone)
+	}
 	if a[QSchedule] == "" {
 		a[QSchedule] = ScheduleManual
 	}
@@ -792,7 +845,7 @@ func scopeOr(s, def string) string {
 }
 
 // ApplyAnswers records answers in a plan: platform (prefix, region, environment,
-// pattern), downstream.consumer, sources (one source of kind files per
+// pattern), downstream.consumer, the default owner and its deadline, sources (one source of kind files per
 // folder, named after it; an existing source with the same path keeps its
 // name and settings), schedule (cron and time zone; manual clears the
 // cron) and scope. Answers to questions that do not apply are ignored. It
@@ -827,6 +880,7 @@ func ApplyAnswers(p *plan.Plan, a Answers) error {
 	} else {
 		p.Schedule.Cron, p.Schedule.Timezone = a[QSchedule], a[QTimezone]
 	}
+	applyOwner(p, strings.TrimSpace(a[QOwner]), a[QDeadline])
 	sc := &plan.Scope{Volume: a[QVolume], Partitioning: a[QPartitioning], SensitiveColumns: a.List(QSensitive)}
 	if scopeSplit(a) {
 		r := &plan.Residency{SplitRegion: true, Driver: a[QDriver], Acknowledged: a.List(QAcknowledged)}
@@ -844,6 +898,30 @@ func ApplyAnswers(p *plan.Plan, a Answers) error {
 	}
 	p.Scope = sc
 	return nil
+}
+
+// applyOwner records the default owner and its deadline: a new name is a
+// new owner (the old one's e-mail and notification do not carry over); the
+// same name keeps them and takes the deadline; no name removes the default
+// owner (exceptions nobody routes stay unassigned). Owners of a table,
+// column or rule are kept as they are.
+func applyOwner(p *plan.Plan, name, deadline string) {
+	if deadline == DeadlineNone {
+		deadline = ""
+	}
+	i := slices.IndexFunc(p.Owners, func(o plan.Owner) bool { return o.Default })
+	switch {
+	case name == "" && i >= 0:
+		p.Owners = slices.Delete(p.Owners, i, i+1)
+	case name == "":
+	case i < 0:
+		p.Owners = append(p.Owners, plan.Owner{Name: name, Default: true, Deadline: deadline})
+	default:
+		if p.Owners[i].Name != name {
+			p.Owners[i] = plan.Owner{Name: name, Default: true}
+		}
+		p.Owners[i].Deadline = deadline
+	}
 }
 
 // scopeSources builds the sources of the folders: an old source with the

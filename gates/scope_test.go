@@ -34,7 +34,7 @@ func TestDefaultsAreValidAndComplete(t *testing.T) {
 	want := Answers{
 		QSources: "data", QPrefix: "data", QRegion: "local", QEnvironment: "dev", QPattern: "iceberg",
 		QConsumer: "unknown", QVolume: "small", QSchedule: "0 2 * * *", QTimezone: "UTC",
-		QPartitioning: "auto", QSensitive: "", QSplitRegion: "no",
+		QPartitioning: "auto", QSensitive: "", QSplitRegion: "no", QOwner: "",
 	}
 	got := Defaults()
 	if !maps.Equal(got, want) {
@@ -44,9 +44,9 @@ func TestDefaultsAreValidAndComplete(t *testing.T) {
 	if failed := FailedFindings(fs); len(failed) > 0 {
 		t.Fatalf("defaults fail: %+v", failed)
 	}
-	// One finding per question asked (12: no residency questions without a
-	// split) plus the residency verdict.
-	if len(fs) != 13 || fs[12].Name != "residency" {
+	// One finding per question asked (13: no residency questions without a
+	// split, no deadline without an owner) plus the residency verdict.
+	if len(fs) != 14 || fs[13].Name != "residency" {
 		t.Fatalf("findings %v", scopeStatus(fs))
 	}
 	if d := findingNamed(t, fs, "region").Detail; d != `platform.region = "local"` {
@@ -402,5 +402,56 @@ func TestSensitiveByScope(t *testing.T) {
 	}
 	if SensitiveByScope(&plan.Plan{}, "email") {
 		t.Error("no scope, yet sensitive")
+	}
+}
+
+func TestApplyAnswersRecordsTheDefaultOwner(t *testing.T) {
+	p := &plan.Plan{Owners: []plan.Owner{
+		{Name: "Ana", Table: "orders", Deadline: "24h"},
+		{Name: "On-call", Email: "oncall@example.com", Default: true, Deadline: "24h"},
+	}}
+	a := Defaults()
+	if Questions()[slices.IndexFunc(Questions(), func(q Question) bool { return q.ID == QDeadline })].Applies(a) {
+		t.Fatal("the deadline is asked without an owner")
+	}
+	// The same owner keeps the e-mail and takes the new deadline.
+	a[QOwner], a[QDeadline] = "On-call", "2bd"
+	if err := ApplyAnswers(p, a); err != nil {
+		t.Fatal(err)
+	}
+	want := []plan.Owner{{Name: "Ana", Table: "orders", Deadline: "24h"}, {Name: "On-call", Email: "oncall@example.com", Default: true, Deadline: "2bd"}}
+	if !slices.Equal(p.Owners, want) {
+		t.Fatalf("owners %+v, want %+v", p.Owners, want)
+	}
+	if got := AnswersOf(p); got[QOwner] != "On-call" || got[QDeadline] != "2bd" {
+		t.Errorf("AnswersOf: owner %q deadline %q", got[QOwner], got[QDeadline])
+	}
+	// Another name is another owner; none is no due date.
+	a[QOwner], a[QDeadline] = "Ji-woo Park", DeadlineNone
+	if err := ApplyAnswers(p, a); err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Owners[1]; d != (plan.Owner{Name: "Ji-woo Park", Default: true}) {
+		t.Errorf("default owner %+v, want Ji-woo Park without e-mail or deadline", d)
+	}
+	if got := AnswersOf(p); got[QDeadline] != DeadlineNone {
+		t.Errorf("AnswersOf deadline %q, want none", got[QDeadline])
+	}
+	// No name: exceptions stay unassigned; the table's owner stays.
+	a[QOwner] = ""
+	if err := ApplyAnswers(p, a); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Owners) != 1 || p.Owners[0].Name != "Ana" {
+		t.Errorf("owners %+v, want only Ana", p.Owners)
+	}
+	// A deadline that is not one is refused at the question.
+	a[QOwner], a[QDeadline] = "Ops", "soon"
+	if err := ApplyAnswers(p, a); err == nil || !strings.Contains(err.Error(), "owner_deadline") {
+		t.Errorf("deadline soon: %v", err)
+	}
+	a[QDeadline] = "0bd"
+	if err := ApplyAnswers(p, a); err == nil {
+		t.Error("deadline 0bd accepted")
 	}
 }

@@ -3,7 +3,7 @@
 # `make test`): builds lima-tui, runs `lima-tui demo` in a detached tmux of
 # 100×30 in a temporary folder, walks every gate on the defaults with
 # send-keys and asserts on the text of each screen (capture-pane -p):
-# gate 1 → 2 → 3 (an edit, its diff, undo, approve) → the run → gate 4's
+# the approver's name → gate 1 → 2 → 3 (an edit, its diff, undo, approve) → the run → gate 4's
 # reconciliation (the numbers of every table against report.json, and
 # read = loaded + held + skipped from the screen itself) → a table's
 # detail → the exception browser → gate 5's teardown with the typed prefix.
@@ -87,6 +87,15 @@ keys() {
   sleep 0.15
 }
 
+echo "== tui-test: who approves"
+wait_for "Who is approving?"
+has "recommended: "
+snap who
+keys C-u
+keys -l "Workshop Tester"
+wait_for "> Workshop Tester"
+keys Enter
+
 echo "== tui-test: gate 1"
 wait_for "Gate 1 · scope & residency"
 has "all questions answered"
@@ -123,9 +132,12 @@ lacks "Diff against platform.yaml:"
 keys PageDown PageDown PageDown PageDown
 wait_for "SUM-safe"
 has "grain ("
+has "enter continue · "
 keys Enter
 wait_for "Gate 3 approved. Enter loads" 15
 grep -q "approved_by:" "$tmp/ws/demo/platform.yaml" || fail "no approval recorded in platform.yaml"
+# Walking past the demo's approved gates (the edit undone) keeps their approvals.
+if grep -q "Workshop Tester" "$tmp/ws/demo/platform.yaml"; then fail "walking past an approved gate rewrote its approval"; fi
 
 echo "== tui-test: the run"
 keys Enter
@@ -206,7 +218,9 @@ keys -l "erp_quality"
 wait_for "✓ matches"
 keys Enter
 wait_for "removed" 30
+wait_for "confirmed by Workshop Tester"
 snap teardown-done
+grep -A1 "teardown:" "$tmp/ws/demo/platform.yaml" | grep -q "approved_by: Workshop Tester" || fail "the teardown is not recorded as confirmed by Workshop Tester"
 keys Escape
 wait_for "Gate 4 · reconciliation"
 keys q

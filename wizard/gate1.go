@@ -3,12 +3,16 @@ package wizard
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/huh/v2"
 
+	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/gates"
 	"github.com/lima-lake/lima/ui"
 )
@@ -46,6 +50,77 @@ type gate1Screen struct {
 	fix      string
 	status   string
 	statusOK ui.Status
+
+	// by is who approves the scope; scope the approval recorded in the
+	// plan (nil: none); approving: enter was pressed on the summary and
+	// the approval is being written.
+	by        *string // the root's
+	scope     *plan.Approval
+	approving bool
+
+	// dir is the workspace (relative source folders are read from it);
+	// checking is the source answer being looked for on disk (in a Cmd),
+	// and whether the defaults for the rest follow once it is found;
+	// checked is the last answer found.
+	dir      string
+	zone     string // the machine's time zone, the recommended one
+	checking *sourceCheck
+	checked  string
+}
+
+// sourceCheck is a source answer being looked for on disk.
+type sourceCheck struct {
+	idx      int
+	answer   string
+	defaults bool
+}
+
+// sourceCheckedMsg says whether a source answer's folders exist.
+type sourceCheckedMsg struct {
+	check sourceCheck
+	err   error
+}
+
+// checkSources looks for the folders of a sources answer (relative ones
+// in dir): a folder that is missing is refused where it is answered, not
+// at gate 2. S3 prefixes and databases are checked by gate 2.
+func checkSources(dir, answer string) error {
+	for _, u := range (gates.Answers{gates.QSources: answer}).List(gates.QSources) {
+		src, err := gates.ParseSource(u)
+		if err != nil || src.Kind != "folder" {
+			continue
+		}
+		p := src.Path
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		fi, err := os.Stat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			where := ""
+			if !filepath.IsAbs(src.Path) {
+				where = " in " + dir
+			}
+			return &gates.AnswerError{Problem: fmt.Sprintf("the folder %s does not exist%s", src.Path, where),
+				Fix: "answer a folder that holds the files, or create it and answer again"}
+		case err != nil:
+			return &gates.AnswerError{Problem: fmt.Sprintf("the folder %s cannot be read: %v", src.Path, err),
+				Fix: "answer a folder this user may read"}
+		case !fi.IsDir():
+			return &gates.AnswerError{Problem: fmt.Sprintf("%s is a file, not a folder", src.Path),
+				Fix: "answer the folder that holds it"}
+		}
+	}
+	return nil
+}
+
+// lookFor starts the check of a source answer.
+func (s *gate1Screen) lookFor(answer string, defaults bool) tea.Cmd {
+	c := sourceCheck{idx: s.idx, answer: answer, defaults: defaults}
+	s.checking = &c
+	s.status, s.statusOK = "looking for the folder…", ui.StatusPending
+	dir := s.dir
+	return func() tea.Msg { return sourceCheckedMsg{check: c, err: checkSources(dir, c.answer)} }
 }
 
 func newGate1(t ui.Theme) *gate1Screen {
@@ -85,6 +160,9 @@ func (s *gate1Screen) done() bool { return s.idx >= len(s.qs) }
 // Start takes the loaded session: the first question not answered yet.
 func (s *gate1Screen) Start(m sessionMsg) tea.Cmd {
 	s.answers, s.answered = m.answers, m.answered
+	s.scope, s.approving = m.scope, false
+	// The recommended default owner is who approves.
+	s.qs = withDefaults(gates.Questions(), map[string]string{gates.QTimezone: s.zone, gates.QOwner: s.approver()})
 	s.history = nil
 	s.idx = len(s.qs)
 	for i, q := range s.qs {
@@ -111,6 +189,14 @@ func (s *gate1Screen) Start(m sessionMsg) tea.Cmd {
 		}
 	}
 	return s.setup()
+}
+
+// approver is who approves the scope.
+func (s *gate1Screen) approver() string {
+	if s.by == nil || *s.by == "" {
+		return "lima-tui"
+	}
+	return *s.by
 }
 
 // Reopen is called when gate 2 goes back to gate 1.
@@ -229,6 +315,12 @@ func (s *gate1Screen) Keys() []ui.Binding {
 	}
 	if s.done() {
 		k.Next = k.Next.Enable()
+		if s.scope == nil {
+			k.Next = ui.NewBinding("enter", "approve the scope, go to gate 2", "enter")
+		}
+		if s.approving {
+			k.Next = k.Next.Disable("recording the approval")
+		}
 		if failed := gates.FailedFindings(gates.CheckAnswers(s.answers)); len(failed) > 0 {
 			k.Next = k.Next.Disable(fmt.Sprintf("%d answer(s) do not pass gate 1", len(failed)))
 		}
@@ -260,8 +352,22 @@ func (s *gate1Screen) Update(msg tea.Msg, sv *saver) (tea.Cmd, bool) {
 			return nil, false
 		}
 		var nyet errNotYet
+		if s.approving && s.done() {
+			s.approving = false
+			if msg.err != nil {
+				s.status, s.statusOK = "scope not approved: "+ui.Sanitize(msg.err.Error()), ui.StatusFailed
+				return nil, false
+			}
+			s.scope = msg.approval
+			s.status, s.statusOK = "scope approved by "+ui.Sanitize(s.approver())+", recorded in platform.yaml", ui.StatusOK
+			if msg.kept {
+				s.status = "scope approval kept: the answers are the ones " + ui.Sanitize(msg.approval.ApprovedBy) + " approved"
+			}
+			return nil, true
+		}
 		switch {
 		case msg.err == nil:
+			s.scope = msg.approval
 			s.status, s.statusOK = "saved to platform.yaml", ui.StatusOK
 		case errors.As(msg.err, &nyet):
 			s.status, s.statusOK = "not saved yet: this answer completes the plan", ui.StatusWarn
@@ -269,7 +375,26 @@ func (s *gate1Screen) Update(msg tea.Msg, sv *saver) (tea.Cmd, bool) {
 			s.status, s.statusOK = "not saved: "+ui.Sanitize(msg.err.Error()), ui.StatusFailed
 		}
 		return nil, false
+	case sourceCheckedMsg:
+		if s.checking == nil || *s.checking != msg.check || s.idx != msg.check.idx {
+			return nil, false // answered otherwise meanwhile
+		}
+		s.checking, s.status = nil, ""
+		if msg.err != nil {
+			s.showError(msg.err)
+			return nil, false
+		}
+		s.checked = msg.check.answer
+		if msg.check.defaults {
+			return s.defaults(sv), false
+		}
+		return s.answer(msg.check.answer, sv), false
 	case tea.KeyPressMsg:
+		if s.checking != nil {
+			// A key while the folder is looked for: the look is
+			// forgotten, the key acts on the question.
+			s.checking, s.status = nil, ""
+		}
 		return s.key(msg, sv)
 	case tea.WindowSizeMsg:
 		return nil, false
@@ -284,12 +409,21 @@ func (s *gate1Screen) Update(msg tea.Msg, sv *saver) (tea.Cmd, bool) {
 
 func (s *gate1Screen) key(msg tea.KeyPressMsg, sv *saver) (tea.Cmd, bool) {
 	if s.done() {
+		if s.approving {
+			// The approval is being written: it decides where enter
+			// leads, so no key moves meanwhile.
+			return nil, false
+		}
 		switch {
 		case s.keys.Back.Pressed(msg):
 			return s.back(), false
-		case s.keys.Next.Pressed(msg):
+		case s.keys.Next.Pressed(msg) && !s.approving:
 			if len(gates.FailedFindings(gates.CheckAnswers(s.answers))) == 0 {
-				return nil, true
+				// Gate 1 passes with a recorded human answer: the
+				// approval is written first, then gate 2 starts.
+				s.approving = true
+				s.status, s.statusOK = "recording the approval…", ui.StatusPending
+				return sv.Approve(s.answers, s.answered, s.approver()), false
 			}
 		}
 		return nil, false
@@ -349,6 +483,9 @@ func (s *gate1Screen) answer(ans string, sv *saver) tea.Cmd {
 		s.showError(err)
 		return nil
 	}
+	if q.ID == gates.QSources && s.checked != ans {
+		return s.lookFor(ans, false)
+	}
 	s.answers[q.ID] = ans
 	s.answered[q.ID] = true
 	s.history = append(s.history, s.idx)
@@ -390,6 +527,13 @@ func (s *gate1Screen) defaults(sv *saver) tea.Cmd {
 			stop = err
 			break
 		}
+		if q.ID == gates.QSources && s.checked != rec {
+			// The folder is looked for first; the defaults go on once
+			// it is found.
+			s.idx = i
+			cmd := s.setup()
+			return tea.Batch(cmd, s.lookFor(rec, true), sv.Save(s.answers, s.answered))
+		}
 		s.answers[q.ID] = rec
 		s.answered[q.ID] = true
 		s.history = append(s.history, i)
@@ -425,7 +569,7 @@ func (s *gate1Screen) back() tea.Cmd {
 // position is the current question's number and the number of questions
 // that apply.
 func (s *gate1Screen) position() (int, int) {
-	full := completeAnswers(s.answers, s.answered)
+	full := completeAnswers(s.qs, s.answers, s.answered)
 	n, total := 0, 0
 	for i, q := range s.qs {
 		if q.Applies(full) {
@@ -452,6 +596,7 @@ func (s *gate1Screen) Render() string {
 	if s.done() {
 		add(t.Title.Render("Gate 1 · scope & residency")+"  "+t.Muted.Render("all questions answered"), "")
 		findings := gates.CheckAnswers(s.answers)
+		var rows []string
 		for _, q := range s.qs {
 			if !q.Applies(s.answers) {
 				continue
@@ -460,7 +605,22 @@ func (s *gate1Screen) Render() string {
 			if v == "" {
 				v = "(none)"
 			}
-			add(fmt.Sprintf("  %-18s %s", q.ID, ui.Sanitize(v)))
+			rows = append(rows, fmt.Sprintf("  %-18s %s", q.ID, ui.Sanitize(v)))
+		}
+		// The answers, the findings and the verdict must all show: when
+		// the answers would push the verdict off, they take two columns.
+		if n := len(rows) + 8; n > s.h && s.w >= 70 {
+			half := (len(rows) + 1) / 2
+			cw := s.w / 2
+			for i := range half {
+				l := ui.Fit(rows[i], cw-1)
+				if j := i + half; j < len(rows) {
+					l += strings.Repeat(" ", max(0, cw-ui.Width(l))) + ui.Fit(rows[j], s.w-cw)
+				}
+				add(l)
+			}
+		} else {
+			add(rows...)
 		}
 		gap()
 		for _, f := range findings {
@@ -469,8 +629,20 @@ func (s *gate1Screen) Render() string {
 			}
 		}
 		gap()
+		if a := s.scope; a != nil {
+			add(t.OK.Render(ui.StatusOK.Glyph()) + " scope approved by " + ui.Sanitize(a.ApprovedBy) + " at " + ui.Sanitize(a.ApprovedAt))
+		}
 		if failed := gates.FailedFindings(findings); len(failed) == 0 {
-			add(t.OK.Render(ui.StatusOK.Glyph()) + " gate 1 passes: enter runs gate 2 (the preconditions)")
+			what := "enter approves the scope as " + ui.Sanitize(s.approver()) + " and runs gate 2"
+			if s.scope != nil {
+				what = "enter runs gate 2 (the preconditions)"
+			}
+			for i, l := range ui.Wrap(ui.StatusOK.Glyph()+" gate 1 passes: "+what, s.w, "  ") {
+				if i == 0 {
+					l = t.OK.Render(ui.StatusOK.Glyph()) + strings.TrimPrefix(l, ui.StatusOK.Glyph())
+				}
+				add(l)
+			}
 		}
 		if s.status != "" {
 			add(t.StatusText(s.statusOK, s.statusOK.Glyph()+" "+s.status))

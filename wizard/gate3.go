@@ -200,6 +200,12 @@ func (s *gate3Screen) setPlan(p *plan.Plan) {
 }
 
 // changes is the diff of the edited model against the loaded one.
+// approvedAsIs reports whether the model shown is the approved one,
+// unedited: enter then goes on without writing anything.
+func (s *gate3Screen) approvedAsIs() bool {
+	return s.base != nil && s.proposal == nil && s.base.ModelApproved() && len(s.changes()) == 0
+}
+
 func (s *gate3Screen) changes() []string {
 	if s.base == nil || s.work == nil {
 		return nil
@@ -300,6 +306,9 @@ func (s *gate3Screen) Keys() []ui.Binding {
 			*b = b.Disable("the plan could not be read")
 		}
 	default:
+		if s.approvedAsIs() {
+			k.Approve = ui.NewBinding("enter", "continue", "enter")
+		}
 		if n := len(s.problems()); n > 0 {
 			k.Approve = k.Approve.Disable(fmt.Sprintf("%d problem(s): fix them first (u undoes the edits)", n))
 		}
@@ -417,6 +426,13 @@ func (s *gate3Screen) key(msg tea.KeyPressMsg, by string, now func() time.Time, 
 		if !k[0].Enabled() {
 			s.msg, s.msgOK = "cannot approve: "+strings.Join(s.problems(), "; "), false
 			return nil, navStay
+		}
+		if s.approvedAsIs() {
+			// Walking past an approved, unchanged model keeps its
+			// approval as recorded: who and when are not rewritten.
+			a := s.base.Gates.DataModel
+			s.msg, s.msgOK = "approval by "+a.ApprovedBy+" ("+a.ApprovedAt+") kept: the model is unchanged", true
+			return nil, navNext
 		}
 		s.state = g3Saving
 		return s.save(true, by, now, planPath), navStay
@@ -786,6 +802,9 @@ func (s *gate3Screen) Render() string {
 		out = append(out, ui.Fit(t.Warn.Render(ui.StatusWarn.Glyph())+" "+ui.Sanitize(s.msg), s.w))
 	default:
 		hint := "enter approves this model and records it in platform.yaml; ↑/↓ picks a column to edit"
+		if s.approvedAsIs() {
+			hint = "enter goes on with the approved model (its approval is kept); ↑/↓ picks a column to edit"
+		}
 		if p := s.problems(); len(p) > 0 {
 			hint = ui.StatusFailed.Glyph() + " cannot approve yet: " + p[0]
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -40,6 +41,10 @@ type gate5DoneMsg struct {
 	gen int
 	res *gates.TeardownResult
 	err error
+	// recorded is gates.teardown as written after the removal; recErr
+	// says why it could not be written.
+	recorded *plan.Approval
+	recErr   error
 }
 
 type gate5Screen struct {
@@ -54,9 +59,29 @@ type gate5Screen struct {
 	top   int
 	msg   string
 	err   string
+	// by is who confirms (the root's); recorded is the record of a
+	// teardown written to platform.yaml (gates.teardown).
+	by       *string
+	recorded *plan.Approval
 }
 
 func newGate5(t ui.Theme) *gate5Screen { return &gate5Screen{theme: t} }
+
+// recordTeardown writes who confirmed the teardown, and when, to the plan
+// (gates.teardown), which the teardown keeps.
+func recordTeardown(planPath, by string, now time.Time) (*plan.Approval, error) {
+	p, err := plan.Load(planPath)
+	if err != nil {
+		return nil, err
+	}
+	ts := now.UTC().Format(time.RFC3339)
+	p.Gates.Teardown = &plan.Approval{ApprovedBy: by, ApprovedAt: ts, PlanHash: p.Hash()}
+	p.Platform.Updated = ts
+	if err := p.Write(planPath); err != nil {
+		return nil, err
+	}
+	return p.Gates.Teardown, nil
+}
 
 func (s *gate5Screen) SetSize(w, h int) { s.w, s.h = w, h }
 
@@ -74,6 +99,14 @@ func (s *gate5Screen) prefix() string {
 		return s.plan.Platform.Prefix
 	}
 	return ""
+}
+
+// approver is who confirms the teardown.
+func (s *gate5Screen) approver() string {
+	if s.by == nil || *s.by == "" {
+		return "lima-tui"
+	}
+	return *s.by
 }
 
 // Start builds the blast radius in a Cmd.
@@ -125,7 +158,10 @@ func (s *gate5Screen) Update(msg tea.Msg, d Deps, ws flow.Workspace, planPath st
 		if msg.gen != s.gen {
 			return nil, navStay
 		}
-		s.res, s.state, s.top = msg.res, g5Done, 0
+		s.res, s.state, s.top, s.recorded = msg.res, g5Done, 0, msg.recorded
+		if msg.err == nil && msg.recErr != nil {
+			s.err = "removed, but who confirmed it could not be recorded in platform.yaml: " + msg.recErr.Error()
+		}
 		if msg.err != nil {
 			s.err = msg.err.Error()
 			if errors.Is(msg.err, gates.ErrNotConfirmed) || errors.Is(msg.err, gates.ErrTeardownBlocked) {
@@ -163,10 +199,18 @@ func (s *gate5Screen) Update(msg tea.Msg, d Deps, ws flow.Workspace, planPath st
 				return nil, navStay
 			}
 			s.state, s.msg = g5Removing, ""
-			gen, typed, inv, p := s.gen, string(s.input), s.inv, s.plan
+			gen, typed, inv, p, by := s.gen, string(s.input), s.inv, s.plan, s.approver()
+			now := time.Now
+			if d.Now != nil {
+				now = d.Now
+			}
 			return func() tea.Msg {
 				_, res, err := d.Teardown(ctx, flow.TeardownOptions{Workspace: ws, Plan: p, PlanPath: planPath, Shown: inv}, typed)
-				return gate5DoneMsg{gen: gen, res: res, err: err}
+				out := gate5DoneMsg{gen: gen, res: res, err: err}
+				if err == nil {
+					out.recorded, out.recErr = recordTeardown(planPath, by, now())
+				}
+				return out
 			}, navStay
 		case k == "backspace":
 			if len(s.input) > 0 {
@@ -198,6 +242,7 @@ func (s *gate5Screen) Render() string {
 		body = strings.Split(strings.TrimRight(s.inv.Summary(), "\n"), "\n")
 		p := ui.Sanitize(s.prefix())
 		foot = append(foot, ui.Fit(fmt.Sprintf("Type the prefix %s and press enter to remove it; esc goes back and removes nothing.", t.Key.Render(p)), s.w))
+		foot = append(foot, ui.Fit(t.Muted.Render("confirmed as "+ui.Sanitize(s.approver())+", recorded in platform.yaml (gates.teardown)"), s.w))
 		typed := ui.Sanitize(string(s.input))
 		mark := ""
 		if string(s.input) == s.prefix() {
@@ -219,6 +264,9 @@ func (s *gate5Screen) Render() string {
 			foot = append(foot, ui.Wrap(t.Failed.Render(ui.StatusFailed.Glyph())+" "+ui.Sanitize(s.err), s.w, "  ")...)
 		} else {
 			foot = append(foot, t.OK.Render(ui.StatusOK.Glyph())+" removed; platform.yaml is kept, so the wizard can build it again")
+			if a := s.recorded; a != nil {
+				foot = append(foot, ui.Fit(t.Muted.Render("confirmed by "+ui.Sanitize(a.ApprovedBy)+" at "+ui.Sanitize(a.ApprovedAt)+" (gates.teardown)"), s.w))
+			}
 		}
 	}
 	for i, l := range body {

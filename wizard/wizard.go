@@ -37,6 +37,9 @@ type Deps struct {
 	// Replay replays the fixed exceptions of a table ("" for all) from the
 	// exception browser and returns the report's path.
 	Replay func(ctx context.Context, ws flow.Workspace, planPath, table, by string) (string, error)
+	// MachineZone is the machine's IANA time zone, the schedule's
+	// recommended zone (default MachineZone).
+	MachineZone func() string
 	// Evolution compares an approved model with the tables already in the
 	// lake (flow.CheckEvolution): a change their data cannot follow is
 	// refused at approval, as `lima-tui approve` refuses it.
@@ -45,7 +48,7 @@ type Deps struct {
 
 // DefaultDeps call flow.
 func DefaultDeps() Deps {
-	return Deps{Preconditions: flow.Preconditions, Run: flow.Run, Now: time.Now, Propose: proposeModel,
+	return Deps{Preconditions: flow.Preconditions, Run: flow.Run, Now: time.Now, Propose: proposeModel, MachineZone: MachineZone,
 		OpenLedger: flow.OpenLedger, TeardownInventory: flow.TeardownInventory, Teardown: flow.Teardown, Replay: replay,
 		Evolution: func(ctx context.Context, ws flow.Workspace, p *plan.Plan) ([]gates.Finding, error) {
 			return flow.CheckEvolution(ctx, ws, p, nil)
@@ -79,15 +82,23 @@ type Options struct {
 	Deps     Deps
 	// Context is the parent of the run's context (default Background).
 	Context context.Context
-	// By is who approves the data model and acts in the exception
-	// browser (default "lima-tui").
+	// By is who approves the gates (scope, data model, teardown) and acts
+	// in the exception browser (default "lima-tui"). With AskName it is
+	// only the suggestion of the name asked when the wizard starts.
 	By string
+	// ByFrom says where By came from (git config user.name, the OS user);
+	// shown beside the suggestion.
+	ByFrom string
+	// AskName asks the approver's name once, before gate 1, starting from
+	// By (lima-tui does; tests and embedders that know the name do not).
+	AskName bool
 }
 
 type route int
 
 const (
 	routeLoading route = iota
+	routeWho
 	routeGate1
 	routeGate2
 	routeRun
@@ -115,6 +126,7 @@ type Model struct {
 	showHelp bool
 	loadErr  string
 
+	who   *whoScreen
 	gate1 *gate1Screen
 	gate2 *gate2Screen
 	run   *runScreen
@@ -123,6 +135,11 @@ type Model struct {
 	gate5 *gate5Screen
 	exc   *Browser
 	by    string
+
+	// askName: the name is asked before gate 1; session is the loaded
+	// session gate 1 starts from once it is given.
+	askName bool
+	session *sessionMsg
 
 	store    ledger.Store
 	storeErr string
@@ -137,6 +154,9 @@ func New(o Options) *Model {
 	}
 	if o.Deps.Propose == nil {
 		o.Deps.Propose = proposeModel
+	}
+	if o.Deps.MachineZone == nil {
+		o.Deps.MachineZone = MachineZone
 	}
 	if o.Context == nil {
 		o.Context = context.Background()
@@ -155,6 +175,10 @@ func New(o Options) *Model {
 		planPath: o.PlanPath, ws: flow.Workspace{Dir: filepath.Dir(o.PlanPath)}, w: 100, h: 30}
 	m.saver = &saver{planPath: o.PlanPath, now: o.Deps.Now}
 	m.gate1 = newGate1(m.theme)
+	m.gate1.zone = o.Deps.MachineZone()
+	m.gate1.qs = withDefaults(m.gate1.qs, map[string]string{gates.QTimezone: m.gate1.zone})
+	m.saver.qs = m.gate1.qs
+	m.gate1.dir = m.ws.Dir
 	m.gate2 = newGate2(m.theme)
 	m.run = newRunScreen(m.theme, o.Deps.Now)
 	m.gate3 = newGate3(m.theme)
@@ -164,6 +188,9 @@ func New(o Options) *Model {
 	if m.by == "" {
 		m.by = "lima-tui"
 	}
+	m.gate1.by, m.gate5.by = &m.by, &m.by
+	m.askName = o.AskName
+	m.who = newWho(m.theme, o.By, o.ByFrom)
 	return m
 }
 
@@ -179,6 +206,8 @@ type screen interface {
 
 func (m *Model) current() screen {
 	switch m.route {
+	case routeWho:
+		return m.who
 	case routeGate2:
 		return m.gate2
 	case routeRun:
@@ -203,7 +232,7 @@ func (m *Model) typing() bool {
 func (m *Model) setSize(w, h int) {
 	m.w, m.h = w, h
 	bw, bh := m.bodySize()
-	for _, s := range []screen{m.gate1, m.gate2, m.run, m.gate3, m.recon, m.gate5} {
+	for _, s := range []screen{m.who, m.gate1, m.gate2, m.run, m.gate3, m.recon, m.gate5} {
 		s.SetSize(bw, bh)
 	}
 
@@ -234,8 +263,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.route = routeGate1
 			return m, nil
 		}
+		if m.askName {
+			m.session, m.route = &msg, routeWho
+			return m, m.who.Start()
+		}
 		m.route = routeGate1
-		return m, m.gate1.Start(msg)
+		cmd := m.gate1.Start(msg)
+		m.saver.qs = m.gate1.qs
+		return m, cmd
 	case ledgerMsg:
 		if msg.err != nil {
 			m.storeErr = msg.err.Error()
@@ -312,7 +347,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if _, ok := msg.(tea.KeyPressMsg); !ok {
 		// Results, ticks and saves go to the screen they belong to,
 		// whichever is shown.
-		c1, _ := m.gate1.Update(msg, m.saver)
+		c1, next1 := m.gate1.Update(msg, m.saver)
+		if next1 && m.route == routeGate1 {
+			// The scope approval is recorded: gate 2 starts.
+			m.route = routeGate2
+			c1 = tea.Batch(c1, m.gate2.Start(m.deps, m.ws, m.planPath, m.ctx))
+		}
+		var c0 tea.Cmd
+		if m.route == routeWho {
+			c0, _, _ = m.who.Update(msg)
+		}
 		c2, _ := m.gate2.Update(msg, m.deps, m.ws, m.planPath, m.ctx)
 		c3, _ := m.run.Update(msg, m.deps, m.ws, m.ctx)
 		c4, nav4 := m.gate3.Update(msg, m.by, m.deps.Now, m.planPath)
@@ -326,9 +370,19 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.exc != nil {
 			_, c7 = m.exc.Update(msg)
 		}
-		return m, tea.Batch(c1, c2, c3, c4, c5, c6, c7)
+		return m, tea.Batch(c0, c1, c2, c3, c4, c5, c6, c7)
 	}
 	switch m.route {
+	case routeWho:
+		cmd, name, done := m.who.Update(msg)
+		if done {
+			m.by = name
+			m.route = routeGate1
+			start := m.gate1.Start(*m.session)
+			m.saver.qs = m.gate1.qs
+			return m, tea.Batch(cmd, start)
+		}
+		return m, cmd
 	case routeGate1:
 		cmd, next := m.gate1.Update(msg, m.saver)
 		if next {
@@ -349,8 +403,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	case routeGate3:
 		cmd, nav := m.gate3.Update(msg, m.by, m.deps.Now, m.planPath)
-		if nav == navBack {
+		switch nav {
+		case navBack:
 			m.route = routeGate2
+		case navNext:
+			m.route = routeRun
+			m.run.Ready(m.gate3.base)
 		}
 		return m, cmd
 	case routeRun:
@@ -526,7 +584,7 @@ func (m *Model) crumbs() string {
 		// Gate 5 is reached from gate 4; it takes the last place.
 		steps[5] = "5 teardown"
 	}
-	cur := map[route]int{routeLoading: 0, routeGate1: 0, routeGate2: 1, routeGate3: 2, routeRun: 3, routeRecon: 4, routeExceptions: 5, routeTeardown: 5}[m.route]
+	cur := map[route]int{routeLoading: 0, routeWho: 0, routeGate1: 0, routeGate2: 1, routeGate3: 2, routeRun: 3, routeRecon: 4, routeExceptions: 5, routeTeardown: 5}[m.route]
 	for i := range steps {
 		if i == cur {
 			steps[i] = "[" + steps[i] + "]"

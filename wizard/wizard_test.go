@@ -41,6 +41,16 @@ func newHarness(t *testing.T, dir string, d Deps) *harness {
 	t.Helper()
 	h := &harness{t: t, now: t0.Add(10 * time.Second), late: make(chan tea.Msg, 1024)}
 	d.Now = func() time.Time { return h.now }
+	if d.MachineZone == nil {
+		d.MachineZone = func() string { return "UTC" }
+	}
+	// The folders the tests answer gate 1's first question with (data is
+	// the recommended answer): gate 1 refuses a folder that is missing.
+	for _, f := range []string{"data", "data/erp"} {
+		if err := os.MkdirAll(filepath.Join(dir, f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if d.Preconditions == nil {
 		d.Preconditions = func(context.Context, flow.Workspace, *plan.Plan) []gates.Finding { return nil }
 	}
@@ -78,7 +88,7 @@ func (h *harness) feed(cmd tea.Cmd) {
 func (h *harness) deliver(msg tea.Msg) {
 	h.t.Helper()
 	switch msg.(type) {
-	case sessionMsg, savedMsg, planLoadedMsg, checksMsg, runDoneMsg, gate3LoadedMsg, gate3SavedMsg,
+	case sessionMsg, savedMsg, sourceCheckedMsg, planLoadedMsg, checksMsg, runDoneMsg, gate3LoadedMsg, gate3SavedMsg,
 		ledgerMsg, reconCountsMsg, gate5InvMsg, gate5DoneMsg, bPageMsg, bCountMsg, bDetailMsg, bActionMsg:
 		h.send(msg)
 	}
@@ -279,7 +289,7 @@ func TestGate1Questions(t *testing.T) {
 
 	// A new session resumes at the first question not answered.
 	h2 := newHarness(t, dir, Deps{})
-	h2.contains("In which region", "question 3 of 12")
+	h2.contains("In which region", "question 3 of 14")
 
 	// The defaults for the rest, then the summary.
 	h.key("d")
@@ -298,7 +308,7 @@ func TestGate1Questions(t *testing.T) {
 func TestGate1SplitRegionNeedsAPerson(t *testing.T) {
 	h := newHarness(t, t.TempDir(), Deps{})
 	// Walk to split_region with the defaults of the first questions.
-	for i := 0; i < 11; i++ {
+	for i := 0; i < 13; i++ {
 		if strings.Contains(h.screen(), "another region than the storage") {
 			break
 		}

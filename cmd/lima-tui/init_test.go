@@ -134,13 +134,16 @@ func TestInitWithoutTerminalNamesTheFlags(t *testing.T) {
 	// Every question answered by a flag needs no terminal and no --defaults.
 	code, _, errs = call(t, cmdInit, "--source", src, "--dir", ws, "--prefix", "acme", "--region", "eu-central-1", "--environment", "prod",
 		"--pattern", "iceberg", "--consumer", "bi", "--volume", "medium", "--schedule", "manual", "--partitioning", "date",
-		"--sensitive-columns", "email, *_iban", "--split-region", "no")
+		"--sensitive-columns", "email, *_iban", "--split-region", "no", "--owner", "Ops team", "--owner-deadline", "2bd")
 	if code != exitOK {
 		t.Fatalf("all flags: exit %d: %s", code, errs)
 	}
 	p, err := plan.Load(filepath.Join(ws, "platform.yaml"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(p.Owners) != 1 || p.Owners[0] != (plan.Owner{Name: "Ops team", Default: true, Deadline: "2bd"}) {
+		t.Errorf("owners %+v, want the default owner Ops team with 2bd", p.Owners)
 	}
 	if p.Platform.Prefix != "acme" || p.Schedule.Cron != "" || p.Scope.Volume != "medium" || strings.Join(p.Scope.SensitiveColumns, "|") != "email|*_iban" {
 		t.Errorf("plan %+v scope %+v schedule %+v", p.Platform, p.Scope, p.Schedule)
@@ -220,7 +223,7 @@ func TestInitAsksOnATerminal(t *testing.T) {
 	// default, except a split region with a preference driver and every
 	// crossing acknowledged.
 	initStdin = strings.NewReader(strings.Join([]string{
-		"", "eu-frankfurt", "eu-central-1", "prod", "", "bi", "", "", "Europe/Berlin", "", "email",
+		"", "eu-frankfurt", "eu-central-1", "prod", "", "bi", "", "", "Europe/Berlin", "", "", "email",
 		"yes", "", "us-east-1", "preference", "table_metadata", "table_metadata,column_statistics,data_scans,query_results", ""}, "\n"))
 	ws := t.TempDir()
 	src := erpData(t, ws)

@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -35,6 +39,31 @@ func cmdWizard(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	return startWizard(ctx, *planPath, *theme, *accessible, os.Stdin, stdout, stderr)
 }
 
+// gitUserName is `git config user.name` run in dir ("" when git is
+// missing, slow or has no name); a variable so tests can pretend.
+var gitUserName = func(ctx context.Context, dir string) string {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "config", "user.name")
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+		cmd.Dir = dir
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// approverName is the name the wizard suggests for its approvals: git's
+// user.name, else the OS user; from says which.
+func approverName(ctx context.Context, dir string) (name, from string) {
+	if n := gitUserName(ctx, dir); n != "" && ui.Sanitize(n) == n {
+		return n, "git config user.name"
+	}
+	return defaultBy(), "the OS user"
+}
+
 // startWizard runs the full-screen wizard on planPath, or the line prompts
 // of accessible mode.
 func startWizard(ctx context.Context, planPath, theme string, accessible bool, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -54,7 +83,8 @@ func startWizard(ctx context.Context, planPath, theme string, accessible bool, s
 		fmt.Fprintln(stderr, "  (or lima-tui --accessible: the gate questions as plain line prompts)")
 		return exitUsage
 	}
-	m := wizard.New(wizard.Options{PlanPath: planPath, Theme: th, Deps: wizard.DefaultDeps(), Context: ctx, By: defaultBy()})
+	by, from := approverName(ctx, filepath.Dir(planPath))
+	m := wizard.New(wizard.Options{PlanPath: planPath, Theme: th, Deps: wizard.DefaultDeps(), Context: ctx, By: by, ByFrom: from, AskName: true})
 	defer m.Close()
 	p := tea.NewProgram(m, tea.WithContext(ctx))
 	if _, err := p.Run(); err != nil && ctx.Err() == nil {

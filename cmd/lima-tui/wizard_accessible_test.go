@@ -105,6 +105,7 @@ func TestAccessibleWizardNewPlanFromAPipe(t *testing.T) {
 		"4", "Staging", "uat", // environment: other…, refused, then typed
 		"", "", "", // pattern, consumer, volume
 		"3",             // schedule: manual (no time zone question)
+		"",              // owner: none (no deadline question)
 		"2",             // partitioning: date
 		"email, *_iban", // sensitive columns
 		"",              // split region: no

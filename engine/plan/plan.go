@@ -328,7 +328,8 @@ type Owner struct {
 	Column string `yaml:"column,omitempty"`
 	Rule   string `yaml:"rule,omitempty"`
 	// Deadline is how long an exception may stay open before it is overdue:
-	// a duration such as 48h, 2d or 1w; see Owner.DeadlineAfter.
+	// a duration such as 48h, 2d or 1w, business days (2bd) or a time of
+	// day (17:00 Europe/Berlin); see Owner.DeadlineAt.
 	Deadline string `yaml:"deadline,omitempty"`
 	// Default marks the one owner who gets every exception no other owner
 	// routes (by table, column or rule).
@@ -363,6 +364,9 @@ type Schedule struct {
 type Gates struct {
 	Scope     *Approval `yaml:"scope,omitempty"`
 	DataModel *Approval `yaml:"data_model,omitempty"`
+	// Teardown records who confirmed the last teardown (gate 5) and when;
+	// plan_hash is the plan whose lake was removed.
+	Teardown *Approval `yaml:"teardown,omitempty"`
 }
 
 // Approval is a recorded human decision.

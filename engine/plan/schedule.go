@@ -74,12 +74,44 @@ func (s Schedule) Location() (*time.Location, error) {
 // DeadlineAfter parses a span Owner.Deadline: how long an open exception
 // may wait before it is overdue, as a Go duration (90m, 48h, 1h30m) or whole
 // days or weeks (2d, 1w). Empty gives 0, meaning no deadline. A time-of-day
-// deadline gives 0 too; use DeadlineAt.
+// or business-day deadline gives 0 too (its length depends on when it
+// starts); use DeadlineAt.
 func (o Owner) DeadlineAfter() (time.Duration, error) {
 	if _, _, ok, err := o.timeOfDay(); ok || err != nil {
 		return 0, err
 	}
+	if _, ok, err := o.businessDays(); ok || err != nil {
+		return 0, err
+	}
 	return parseSpan(o.Deadline)
+}
+
+// businessDays parses a deadline of the form "Nbd": N business days,
+// Monday to Friday.
+func (o Owner) businessDays() (int, bool, error) {
+	t := strings.TrimSpace(o.Deadline)
+	num, found := strings.CutSuffix(t, "bd")
+	if !found {
+		return 0, false, nil
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 1 || n > 3650 || num[0] == '+' {
+		return 0, true, fmt.Errorf("%q is not a number of business days; write e.g. 1bd, 2bd or 5bd", o.Deadline)
+	}
+	return n, true, nil
+}
+
+// addBusinessDays is from plus n days that are not a Saturday or a Sunday
+// (in UTC), at the same time of day.
+func addBusinessDays(from time.Time, n int) time.Time {
+	d := from.UTC()
+	for n > 0 {
+		d = d.AddDate(0, 0, 1)
+		if wd := d.Weekday(); wd != time.Saturday && wd != time.Sunday {
+			n--
+		}
+	}
+	return d
 }
 
 // timeOfDay parses a deadline of the form "HH:MM" or "HH:MM Area/City".
@@ -106,9 +138,16 @@ func (o Owner) timeOfDay() (Clock, *time.Location, bool, error) {
 }
 
 // DeadlineAt is when an exception raised at from becomes overdue: from plus
-// a span ("48h", "2d"), or the next occurrence of a time of day ("17:00" in
-// UTC, "17:00 Europe/Berlin"). ok is false when the owner sets no deadline.
+// a span ("48h", "2d"), plus business days ("2bd": Saturdays and Sundays,
+// in UTC, do not count), or the next occurrence of a time of day ("17:00"
+// in UTC, "17:00 Europe/Berlin"). ok is false when the owner sets no
+// deadline.
 func (o Owner) DeadlineAt(from time.Time) (time.Time, bool, error) {
+	if n, ok, err := o.businessDays(); err != nil {
+		return time.Time{}, false, err
+	} else if ok {
+		return addBusinessDays(from, n), true, nil
+	}
 	if c, loc, ok, err := o.timeOfDay(); err != nil {
 		return time.Time{}, false, err
 	} else if ok {
@@ -131,7 +170,7 @@ func parseSpan(s string) (time.Duration, error) {
 	if t == "" {
 		return 0, nil
 	}
-	bad := fmt.Errorf("%q is not a duration; write e.g. 4h, 48h, 2d or 1w", s)
+	bad := fmt.Errorf("%q is not a duration; write e.g. 4h, 48h, 2d, 1w or 2bd (business days)", s)
 	var d time.Duration
 	var err error
 	switch {

@@ -95,10 +95,10 @@ func TestLocationAndDeadline(t *testing.T) {
 		}
 	}
 	bad := map[string]string{
-		"soon": `"soon" is not a duration; write e.g. 4h, 48h, 2d or 1w`,
+		"soon": `"soon" is not a duration; write e.g. 4h, 48h, 2d, 1w or 2bd (business days)`,
 		"0h":   `"0h": a deadline must be longer than zero`,
 		"-2d":  `"-2d": a deadline must be longer than zero`,
-		"2.5d": `"2.5d" is not a duration; write e.g. 4h, 48h, 2d or 1w`,
+		"2.5d": `"2.5d" is not a duration; write e.g. 4h, 48h, 2d, 1w or 2bd (business days)`,
 	}
 	for in, want := range bad {
 		if _, err := (Owner{Deadline: in}).DeadlineAfter(); err == nil || err.Error() != want {

@@ -820,6 +820,7 @@ func (v *validator) schedule() {
 func (v *validator) gates() {
 	v.approval("gates.scope", v.p.Gates.Scope)
 	v.approval("gates.data_model", v.p.Gates.DataModel)
+	v.approval("gates.teardown", v.p.Gates.Teardown)
 }
 
 func (v *validator) approval(ap string, a *Approval) {

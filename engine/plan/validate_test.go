@@ -414,7 +414,7 @@ func TestValidate(t *testing.T) {
 			}
 		}, []string{
 			`owners[0].email: "ana(at)example" is not an e-mail address; write name@example.com`,
-			`owners[1].deadline: "soon" is not a duration; write e.g. 4h, 48h, 2d or 1w`,
+			`owners[1].deadline: "soon" is not a duration; write e.g. 4h, 48h, 2d, 1w or 2bd (business days)`,
 			"owners[1].name: required: who handles these exceptions",
 			`owners[1].rule: "regexp" is not a rule; did you mean "regex"?`,
 			`owners[1].table: no table "inspection" in tables; did you mean "inspections"?`,
