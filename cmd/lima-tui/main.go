@@ -373,6 +373,9 @@ func printSummary(w io.Writer, r *reports.Report) {
 		sort.Strings(owners)
 		fmt.Fprintf(w, "  ! %d held back as exceptions (%d whole files) — owners: %s\n", r.Exceptions.Total, r.Exceptions.Files, ui.Sanitize(strings.Join(owners, ", ")))
 	}
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(w, "  ! %s\n", ui.Sanitize(warn))
+	}
 	if r.DeadlineBy != "" {
 		fmt.Fprintf(w, "  deadline %s\n", r.DeadlineBy)
 	}
