@@ -551,18 +551,18 @@ func (s *session) close(ctx context.Context) {
 	s.unlock()
 }
 
-// Reconcile re-runs gate 4 for a past run against the tables' current
-// snapshots.
+// Reconcile re-runs gate 4 for a past run (runID), or for every table's
+// newest load (runID empty), against the tables' current snapshots.
 func Reconcile(ctx context.Context, ws Workspace, p *plan.Plan, runID string) ([]*gates.Reconciliation, error) {
+	var exps []gates.Expectation
+	var err error
 	if runID == "" {
-		id, err := reports.Latest(ws.ReportsDir())
-		if err != nil {
+		// Each table as its newest load left it: a later rerun that found
+		// everything already loaded saved no expectations.
+		if exps, err = reports.LatestExpectations(ws.ReportsDir()); err != nil {
 			return nil, err
 		}
-		runID = id
-	}
-	exps, err := reports.ReadExpectations(ws.ReportsDir(), runID)
-	if err != nil {
+	} else if exps, err = reports.ReadExpectations(ws.ReportsDir(), runID); err != nil {
 		return nil, fmt.Errorf("run %s has no saved expectations (only runs that loaded data have): %w", runID, err)
 	}
 	sk, err := OpenPlanSink(ctx, ws, p, nil)

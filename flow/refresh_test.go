@@ -433,7 +433,7 @@ func TestCompactionAndRefreshDropDeadDeleteFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f, ok := gates.MetaCount(ctx, lt.(sink.Scanner), int64(len(st.rows))); !ok || f.Status != gates.Fail {
+	if f, ok := gates.MetaCount(ctx, lt.(sink.Scanner), 0, int64(len(st.rows))); !ok || f.Status != gates.Fail {
 		t.Fatalf("gate 4 on dangling delete files: %+v (checked %v)", f, ok)
 	}
 	sk.Close()

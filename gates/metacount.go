@@ -12,14 +12,15 @@ import (
 // minus records of the live delete files — what an engine that trusts
 // metadata answers for count(*)) equals the rows read back. A position
 // deleted twice, or a delete file left pointing at a removed data file,
-// makes them differ. ok is false when the sink states no metadata count.
-func MetaCount(ctx context.Context, sc sink.Scanner, read int64) (f Finding, ok bool) {
+// makes them differ. snapshotID is the snapshot read (0: the current one).
+// ok is false when the sink states no metadata count.
+func MetaCount(ctx context.Context, sc sink.Scanner, snapshotID, read int64) (f Finding, ok bool) {
 	mc, is := sc.(sink.MetaCounter)
 	if !is {
 		return Finding{}, false
 	}
 	f = Finding{Name: "metadata row count"}
-	m, err := mc.MetaRows(ctx, 0)
+	m, err := mc.MetaRows(ctx, snapshotID)
 	if err != nil {
 		f.Status, f.Detail = Fail, fmt.Sprintf("the manifests could not be read: %v", err)
 		f.Fix = "check the table's metadata files in the warehouse"

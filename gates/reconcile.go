@@ -157,7 +157,20 @@ func Reconcile(ctx context.Context, sc sink.Scanner, e Expectation, opts ...Opti
 	if e.Mode == plan.ModeCDC {
 		fold, foldWhy = foldHistory(ctx, sc, o, e, types)
 	}
-	it, err := sc.Scan(ctx, 0, nil)
+	// Pin the snapshot read: every check below is about this one, and the
+	// verdict names it.
+	if cur, ok := sc.(interface {
+		Current(context.Context) (sink.Commit, bool, error)
+	}); ok {
+		c, found, err := cur.Current(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("gate 4: the table's current snapshot: %w", err)
+		}
+		if found {
+			r.SnapshotID = c.SnapshotID
+		}
+	}
+	it, err := sc.Scan(ctx, r.SnapshotID, nil)
 	if err != nil {
 		return nil, fmt.Errorf("gate 4: read the lake table: %w", err)
 	}
@@ -264,7 +277,7 @@ func Reconcile(ctx context.Context, sc sink.Scanner, e Expectation, opts ...Opti
 		add("sample rows side by side", matched == len(e.Samples), fmt.Sprintf("%d of %d sampled source rows found identical in the lake", matched, len(e.Samples)),
 			"open the sample pairs to see which value differs")
 	}
-	if f, ok := MetaCount(ctx, sc, lk.rows); ok { // metacount.go (engineer refresh)
+	if f, ok := MetaCount(ctx, sc, r.SnapshotID, lk.rows); ok { // metacount.go (engineer refresh)
 		r.Checks = append(r.Checks, f)
 	}
 	if what, why := notChecked(e, full || fold != nil, foldWhy); what != "" {

@@ -540,6 +540,44 @@ func Latest(dir string) (string, error) {
 	return ids[len(ids)-1], nil
 }
 
+// LatestExpectations are, for every table, the expectations of the newest
+// run that loaded it (a rerun that loaded nothing, or a run of other
+// tables, saves none for it): what the table's current snapshots must
+// still prove. Tables are in the order the newest runs listed them.
+func LatestExpectations(dir string) ([]gates.Expectation, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, e := range ents {
+		if e.IsDir() {
+			if _, err := os.Stat(filepath.Join(dir, e.Name(), "expected.json")); err == nil {
+				ids = append(ids, e.Name())
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("no run in %s saved expectations (only runs that loaded data do)", dir)
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(ids)))
+	var out []gates.Expectation
+	seen := map[string]bool{}
+	for _, id := range ids {
+		es, err := ReadExpectations(dir, id)
+		if err != nil {
+			return nil, fmt.Errorf("run %s: %w", id, err)
+		}
+		for _, e := range es {
+			if !seen[e.Table] {
+				seen[e.Table] = true
+				out = append(out, e)
+			}
+		}
+	}
+	return out, nil
+}
+
 // cutSamples returns the sample pairs with every value longer than
 // textcut.MaxCell cut, its full length stated; Match stays as gate 4
 // decided it on the whole values. The pairs given are not changed.
