@@ -172,7 +172,7 @@ func TestStagingInventory(t *testing.T) {
 	if _, err := os.Lstat(link); err != nil {
 		t.Fatalf("the symbolic link was removed: %v", err)
 	}
-	if c := countRows(t, tbl); c != 3 {
+	if c := sinktest.Count(t, tbl); c != 3 {
 		t.Fatalf("table rows %d after the removal, want 3", c)
 	}
 	// Ids that are no write id, and tables that do not exist.
@@ -182,21 +182,4 @@ func TestStagingInventory(t *testing.T) {
 	if n, err := rm.RemoveStaged(ctx, "conformance.gone", killedID); err != nil || n != 0 {
 		t.Fatalf("RemoveStaged on a missing table = %d, %v", n, err)
 	}
-}
-
-func countRows(t *testing.T, tbl sink.Table) int64 {
-	t.Helper()
-	it, err := tbl.(sink.Scanner).Scan(context.Background(), 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int64
-	for rec, err := range it {
-		if err != nil {
-			t.Fatal(err)
-		}
-		n += rec.NumRows()
-		rec.Release()
-	}
-	return n
 }

@@ -44,7 +44,9 @@ func Batches(sc *arrow.Schema, ids ...int64) iter.Seq2[arrow.RecordBatch, error]
 	return batches(nil, sc, ids...)
 }
 
-func count(t *testing.T, tbl sink.Table) int64 {
+// Count reads the table's current snapshot back and counts its rows (for
+// sink tests outside the suite too).
+func Count(t *testing.T, tbl sink.Table) int64 {
 	t.Helper()
 	sc, ok := tbl.(sink.Scanner)
 	if !ok {
@@ -160,7 +162,7 @@ func Run(t *testing.T, open func(t *testing.T) sink.Sink) {
 		if c.LoadID != "ld-1" || c.Watermark != "2026-01-31" || c.AlreadyCommitted || c.Attempts != 1 {
 			t.Fatalf("commit %+v", c)
 		}
-		if n := count(t, tbl); n != 3 {
+		if n := Count(t, tbl); n != 3 {
 			t.Fatalf("%d rows visible, want 3", n)
 		}
 	})
@@ -183,7 +185,7 @@ func Run(t *testing.T, open func(t *testing.T) sink.Sink) {
 			t.Fatal("a second commit of the same load id was applied")
 		}
 		_ = st2.Discard(ctx)
-		if n := count(t, tbl); n != 2 {
+		if n := Count(t, tbl); n != 2 {
 			t.Fatalf("%d rows, want 2", n)
 		}
 		found, ok, err := tbl.FindLoad(ctx, "ld-x")
@@ -201,14 +203,14 @@ func Run(t *testing.T, open func(t *testing.T) sink.Sink) {
 		tbl.Commit(ctx, st, sink.CommitProps{LoadID: "a", RunID: "r"})
 		st, _ = tbl.Stage(ctx, batches(t, tbl.Schema(), 3))
 		tbl.Commit(ctx, st, sink.CommitProps{LoadID: "b", RunID: "r"})
-		if n := count(t, tbl); n != 3 {
+		if n := Count(t, tbl); n != 3 {
 			t.Fatalf("after two appends %d rows, want 3", n)
 		}
 		st, _ = tbl.Stage(ctx, batches(t, tbl.Schema(), 7, 8, 9, 10))
 		if _, err := tbl.Commit(ctx, st, sink.CommitProps{LoadID: "c", RunID: "r", Replace: true}); err != nil {
 			t.Fatal(err)
 		}
-		if n := count(t, tbl); n != 4 {
+		if n := Count(t, tbl); n != 4 {
 			t.Fatalf("after replace %d rows, want 4", n)
 		}
 	})
@@ -320,7 +322,7 @@ func Run(t *testing.T, open func(t *testing.T) sink.Sink) {
 		if err == nil && c.LoadID != "second" {
 			t.Fatalf("an empty commit reported the snapshot of load %q as its own", c.LoadID)
 		}
-		if n := count(t, tbl); n != 2 {
+		if n := Count(t, tbl); n != 2 {
 			t.Fatalf("%d rows after an empty commit, want 2", n)
 		}
 	})
