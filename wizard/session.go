@@ -162,14 +162,14 @@ func (s *saver) writeLocked(a gates.Answers, answered map[string]bool, by string
 		}
 	}
 	before := gates.AnswersOf(p)
-	if by != "" && p.Gates.Scope != nil && sameAnswers(before, full) {
+	if by != "" && p.Gates.Scope != nil && SameAnswers(before, full) {
 		// Approved for these very answers: kept as recorded.
 		return p.Gates.Scope, true, nil
 	}
 	if err := gates.ApplyAnswers(p, full); err != nil {
 		return nil, false, errNotYet{err}
 	}
-	if !sameAnswers(before, gates.AnswersOf(p)) {
+	if !SameAnswers(before, gates.AnswersOf(p)) {
 		// A scope approved for other answers is no longer approved.
 		p.Gates.Scope = nil
 	}
@@ -217,9 +217,9 @@ type errNotYet struct{ err error }
 
 func (e errNotYet) Error() string { return "not saved yet: " + e.err.Error() }
 
-// sameAnswers reports whether two sets of gate 1 answers agree on every
+// SameAnswers reports whether two sets of gate 1 answers agree on every
 // question that applies (lists compared item by item, blanks ignored).
-func sameAnswers(a, b gates.Answers) bool {
+func SameAnswers(a, b gates.Answers) bool {
 	for _, q := range gates.Questions() {
 		if q.Applies(a) != q.Applies(b) {
 			return false

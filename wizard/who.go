@@ -33,9 +33,9 @@ func newWho(t ui.Theme, suggested, from string) *whoScreen {
 	return &whoScreen{theme: t, suggested: suggested, from: from}
 }
 
-// checkName is nil for a name that can be recorded: not empty, at most
+// CheckName is nil for a name that can be recorded: not empty, at most
 // maxNameLen characters, nothing a terminal would act on.
-func checkName(v string) error {
+func CheckName(v string) error {
 	switch {
 	case v == "":
 		return errors.New("a name is needed: it is recorded with every approval you give")
@@ -51,7 +51,7 @@ func checkName(v string) error {
 func (s *whoScreen) Start() tea.Cmd {
 	s.name, s.problem = s.suggested, ""
 	in := huh.NewInput().Value(&s.name).CharLimit(maxNameLen).
-		Validate(func(v string) error { return checkName(strings.TrimSpace(v)) })
+		Validate(func(v string) error { return CheckName(strings.TrimSpace(v)) })
 	s.form = huh.NewForm(huh.NewGroup(in)).
 		WithTheme(ui.HuhTheme(s.theme)).WithKeyMap(ui.HuhKeyMap()).
 		WithShowHelp(false).WithShowErrors(false).WithWidth(max(10, s.w))
@@ -80,7 +80,7 @@ func (s *whoScreen) Update(msg tea.Msg) (tea.Cmd, string, bool) {
 	}
 	if k, ok := msg.(tea.KeyPressMsg); ok && k.String() == "enter" {
 		v := strings.TrimSpace(s.name)
-		if err := checkName(v); err != nil {
+		if err := CheckName(v); err != nil {
 			s.problem = err.Error()
 			return nil, "", false
 		}

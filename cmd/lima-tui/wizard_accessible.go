@@ -42,6 +42,24 @@ func accessibleWizard(ctx context.Context, planPath string, stdin io.Reader, std
 	}
 	fmt.Fprintln(stdout, "Lima wizard, accessible mode: one question a line. Enter takes the recommended answer.")
 
+	// Who approves: asked once, recorded with gate 1, gate 3 (and gate 5).
+	suggested, from := approverName(ctx, filepath.Dir(planPath))
+	var by string
+	for by == "" {
+		a, ok := ask(fmt.Sprintf("\nYour name, recorded beside your approvals (enter for %s, from %s): ", ui.Sanitize(suggested), from))
+		if !ok {
+			return ended()
+		}
+		if a == "" {
+			a = suggested
+		}
+		if err := wizard.CheckName(a); err != nil {
+			fmt.Fprintf(stdout, "Not accepted: %s\n", err)
+			continue
+		}
+		by = a
+	}
+
 	// Gate 1.
 	var p *plan.Plan
 	answers := gates.Answers{}
@@ -62,14 +80,34 @@ func accessibleWizard(ctx context.Context, planPath string, stdin io.Reader, std
 		p = &plan.Plan{SchemaVersion: plan.SchemaVersion, Platform: plan.Platform{Catalog: plan.CatalogSQLite},
 			Storage: plan.Storage{Warehouse: plan.DefaultWarehouse}, Tables: map[string]*plan.Table{}, ETL: plan.ETL{Tool: "lima"}}
 	}
-	if err := gates.ApplyAnswers(p, given); err != nil {
-		return fail(stderr, err)
+	// Answers the plan already holds change nothing (the plan, its hash
+	// and its approvals stay as recorded).
+	if before := gates.AnswersOf(p); !wizard.SameAnswers(before, given) {
+		if err := gates.ApplyAnswers(p, given); err != nil {
+			return fail(stderr, err)
+		}
+		if !wizard.SameAnswers(before, gates.AnswersOf(p)) {
+			p.Gates.Scope = nil // approved for other answers
+		}
+		p.Touch(time.Now())
 	}
-	p.Touch(time.Now())
+	scopeKept := p.Gates.Scope != nil
+	if failed := gates.FailedFindings(gates.Scope(p)); len(failed) > 0 {
+		printFindingLines(stdout, failed)
+	} else if !scopeKept {
+		p.Gates.Scope = &plan.Approval{ApprovedBy: by, ApprovedAt: time.Now().UTC().Format(time.RFC3339), PlanHash: p.Hash()}
+	}
 	if err := p.Write(planPath); err != nil {
 		return fail(stderr, err)
 	}
 	fmt.Fprintf(stdout, "\nGate 1 answers saved to %s.\n", ui.Sanitize(planPath))
+	if sc := p.Gates.Scope; sc != nil {
+		kept := ""
+		if scopeKept {
+			kept = " (kept: the answers did not change)"
+		}
+		fmt.Fprintf(stdout, "Scope approved by %s at %s%s.\n", ui.Sanitize(sc.ApprovedBy), ui.Sanitize(sc.ApprovedAt), kept)
+	}
 
 	// Gate 2.
 	ws := flow.Workspace{Dir: filepath.Dir(planPath)}
@@ -123,16 +161,22 @@ func accessibleWizard(ctx context.Context, planPath string, stdin io.Reader, std
 	if proposal != nil {
 		p.DataQualityIssues = append(p.DataQualityIssues, proposal.Issues...)
 	}
-	now := time.Now().UTC().Format(time.RFC3339)
-	p.Gates.DataModel = &plan.Approval{ApprovedBy: defaultBy(), ApprovedAt: now, PlanHash: p.Hash()}
-	p.Platform.Updated = now
-	if err := p.Validate(); err != nil {
-		return fail(stderr, err)
+	if p.ModelApproved() {
+		// Approved for this very model: kept as recorded (who and when).
+		fmt.Fprintf(stdout, "Data model approved by %s at %s (kept: the model did not change; plan hash %.12s).\n",
+			ui.Sanitize(p.Gates.DataModel.ApprovedBy), ui.Sanitize(p.Gates.DataModel.ApprovedAt), p.Gates.DataModel.PlanHash)
+	} else {
+		now := time.Now().UTC().Format(time.RFC3339)
+		p.Gates.DataModel = &plan.Approval{ApprovedBy: by, ApprovedAt: now, PlanHash: p.Hash()}
+		p.Platform.Updated = now
+		if err := p.Validate(); err != nil {
+			return fail(stderr, err)
+		}
+		if err := p.Write(planPath); err != nil {
+			return fail(stderr, err)
+		}
+		fmt.Fprintf(stdout, "Data model approved by %s (plan hash %.12s).\n", ui.Sanitize(by), p.Gates.DataModel.PlanHash)
 	}
-	if err := p.Write(planPath); err != nil {
-		return fail(stderr, err)
-	}
-	fmt.Fprintf(stdout, "Data model approved by %s (plan hash %.12s).\n", ui.Sanitize(defaultBy()), p.Gates.DataModel.PlanHash)
 
 	// The run, gate 4 and the report.
 	a, ok = ask("\nRun the load now? (enter for yes, n for no): ")
