@@ -429,16 +429,18 @@ func gateMark(s string) string {
 
 func writeJSONSummary(w io.Writer, out *flow.Outcome) {
 	type tbl struct {
-		Name            string `json:"name"`
-		Status          string `json:"status"`
-		SnapshotID      int64  `json:"snapshot_id"`
-		RowsRead        int64  `json:"rows_read"`
-		RowsLoaded      int64  `json:"rows_loaded"`
-		RowsQuarantined int64  `json:"rows_quarantined"`
-		RowsSkipped     int64  `json:"rows_skipped"`
-		Balanced        bool   `json:"balanced"`
-		Reconciliation  string `json:"reconciliation"`
-		Error           string `json:"error,omitempty"`
+		Name            string         `json:"name"`
+		Status          string         `json:"status"`
+		SnapshotID      int64          `json:"snapshot_id"`
+		RowsRead        int64          `json:"rows_read"`
+		RowsLoaded      int64          `json:"rows_loaded"`
+		RowsQuarantined int64          `json:"rows_quarantined"`
+		RowsSkipped     int64          `json:"rows_skipped"`
+		Balanced        bool           `json:"balanced"`
+		Reconciliation  string         `json:"reconciliation"`
+		Seconds         float64        `json:"seconds"`
+		Phases          reports.Phases `json:"phases"`
+		Error           string         `json:"error,omitempty"`
 	}
 	s := struct {
 		RunID    string `json:"run_id"`
@@ -448,7 +450,7 @@ func writeJSONSummary(w io.Writer, out *flow.Outcome) {
 		Tables   []tbl  `json:"tables"`
 	}{RunID: out.Report.RunID, Status: out.Report.Status, ExitCode: out.Report.ExitCode(), Report: out.ReportPath}
 	for _, t := range out.Report.Tables {
-		s.Tables = append(s.Tables, tbl{t.Name, t.Status, t.SnapshotID, t.RowsRead, t.RowsLoaded, t.RowsQuarantined, t.RowsSkipped, t.Balanced, t.Reconciliation, t.Error})
+		s.Tables = append(s.Tables, tbl{t.Name, t.Status, t.SnapshotID, t.RowsRead, t.RowsLoaded, t.RowsQuarantined, t.RowsSkipped, t.Balanced, t.Reconciliation, t.Seconds, t.Phases, t.Error})
 	}
 	b, _ := json.Marshal(s)
 	fmt.Fprintln(w, string(ui.EscapeJSON(b)))
