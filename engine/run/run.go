@@ -1093,6 +1093,22 @@ type loader struct {
 	st   stageTimes
 	base time.Time
 	mark time.Duration
+	// kbuf is keyHash's buffer.
+	kbuf []byte
+}
+
+// keyHash hashes a row's key cells exactly as hashKey hashes their
+// clean.FormatCell texts (each followed by a NUL; readTableKeys and the
+// upsert's lake keys hash the same bytes), from a reused buffer, without
+// making a string per value.
+func (l *loader) keyHash(cells []clean.Cell) [2]uint64 {
+	b := l.kbuf[:0]
+	for _, i := range l.keyCols {
+		b = clean.AppendCell(b, l.rs.types[i], cells[i])
+		b = append(b, 0)
+	}
+	l.kbuf = b
+	return [2]uint64{maphash.Bytes(l.seeds[0], b), maphash.Bytes(l.seeds[1], b)}
 }
 
 // tick adds the time since the last tick to bucket. It reads the monotonic
@@ -1625,20 +1641,24 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 		return nil
 	}
 	var key [2]uint64
+	// inserted: keyOf already added the key to the load's key set (one
+	// probe of the set instead of a look-up and an insert). It does so
+	// only when no recorded fix can change the row afterwards and the
+	// table does not have the key: then a new key is the row's for good.
+	inserted := false
 	keyOf := func() (dup, inTable bool) {
-		var h1, h2 maphash.Hash
-		h1.SetSeed(l.seeds[0])
-		h2.SetSeed(l.seeds[1])
-		for _, i := range l.keyCols {
-			s := clean.FormatCell(l.rs.types[i], cells[i])
-			h1.WriteString(s)
-			h1.WriteByte(0)
-			h2.WriteString(s)
-			h2.WriteByte(0)
+		key = l.keyHash(cells)
+		if len(l.tableKeys) > 0 {
+			_, inTable = l.tableKeys[key]
 		}
-		key = [2]uint64{h1.Sum64(), h2.Sum64()}
+		if !inTable && len(l.fixes) == 0 {
+			n := len(l.keys)
+			l.keys[key] = struct{}{}
+			dup = len(l.keys) == n
+			inserted = !dup
+			return dup, false
+		}
 		_, dup = l.keys[key]
-		_, inTable = l.tableKeys[key]
 		return dup, inTable
 	}
 	if len(all) == 0 && len(l.keyCols) > 0 {
@@ -1690,7 +1710,7 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 		return l.hold(ctx, Exception{RunID: l.o.RunID, LoadID: l.tr.LoadID, Table: l.tr.Name, Level: "row", Loc: row.Loc, Raw: string(row.Raw),
 			Errors: all, Values: values, Encoding: row.Encoding, Key: key})
 	}
-	if len(l.keyCols) > 0 {
+	if len(l.keyCols) > 0 && !inserted {
 		l.keys[key] = struct{}{}
 	}
 	if l.up != nil && l.acceptUpsert(key, cells) {
