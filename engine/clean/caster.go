@@ -129,10 +129,13 @@ const (
 )
 
 type column struct {
-	spec      ColumnSpec
-	kind      kind
-	prec, sc  int
-	nulls     map[string]bool
+	spec     ColumnSpec
+	kind     kind
+	prec, sc int
+	nulls    map[string]bool
+	// nullList holds the null tokens when they are few: comparing a value
+	// with a handful of strings (length first) beats hashing it (isNull).
+	nullList  []string
 	trim      bool
 	nfc       bool
 	upper     bool
@@ -205,6 +208,11 @@ func NewCaster(specs []ColumnSpec, schema *arrow.Schema, mem memory.Allocator) (
 		for _, t := range tokens {
 			col.nulls[t] = true
 		}
+		if len(col.nulls) <= 8 {
+			for t := range col.nulls {
+				col.nullList = append(col.nullList, t)
+			}
+		}
 		for _, n := range s.Normalize {
 			name, arg, _ := strings.Cut(n, ":")
 			switch name {
@@ -267,7 +275,7 @@ func (c *Caster) Cast(values []string, declaredNull []bool) []CellError {
 		switch v := values[i]; {
 		case declaredNull != nil && declaredNull[i]:
 			cell.Null = true
-		case col.nulls[v]:
+		case col.isNull(v):
 			cell.Null = true
 			if v != "" {
 				c.pending = append(c.pending, fixRef{i, FixNullToken + " (" + v + ")"})
@@ -359,6 +367,19 @@ func (c *Caster) Normalizations() []Normalization {
 	return out
 }
 
+// isNull reports whether v is one of the column's null tokens.
+func (col *column) isNull(v string) bool {
+	if col.nullList == nil {
+		return col.nulls[v]
+	}
+	for _, t := range col.nullList {
+		if v == t {
+			return true
+		}
+	}
+	return false
+}
+
 func (col *column) cast(v string, cell *Cell) ([]string, error) {
 	var fixes []string
 	if col.kind == kString || col.kind == kBinary {
@@ -406,14 +427,28 @@ func (col *column) cast(v string, cell *Cell) ([]string, error) {
 	}
 	switch col.kind {
 	case kInt:
+		if n, ok := fastInt(v); ok && n >= math.MinInt32 && n <= math.MaxInt32 {
+			cell.I = n
+			return nil, nil
+		}
 		n, fx, err := ParseInt(v, math.MinInt32, math.MaxInt32, col.style)
 		cell.I = n
 		return fx, err
 	case kLong:
+		if n, ok := fastInt(v); ok {
+			cell.I = n
+			return nil, nil
+		}
 		n, fx, err := ParseInt(v, math.MinInt64, math.MaxInt64, col.style)
 		cell.I = n
 		return fx, err
 	case kDecimal:
+		if !col.style.DecimalComma {
+			if d, ok := fastDecimal(v, col.prec, col.sc); ok {
+				cell.D = d
+				return nil, nil
+			}
+		}
 		d, fx, err := ParseDecimal(v, col.prec, col.sc, col.style)
 		cell.D = d
 		return fx, err
