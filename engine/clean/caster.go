@@ -135,16 +135,20 @@ type column struct {
 	nulls    map[string]bool
 	// nullList holds the null tokens when they are few: comparing a value
 	// with a handful of strings (length first) beats hashing it (isNull).
-	nullList  []string
-	trim      bool
-	nfc       bool
-	upper     bool
-	lower     bool
-	zeroPad   int
-	style     NumberStyle
-	formats   []dateFormat
-	loc       *time.Location
-	fixCounts map[string]int64
+	nullList []string
+	// zeroPadFix and formatFix are the names of those fixes, made once
+	// (formatFix[i]: the fix of reading formats[i], "" for none).
+	zeroPadFix string
+	formatFix  []string
+	trim       bool
+	nfc        bool
+	upper      bool
+	lower      bool
+	zeroPad    int
+	style      NumberStyle
+	formats    []dateFormat
+	loc        *time.Location
+	fixCounts  map[string]int64
 }
 
 // Caster casts rows into an Arrow record builder.
@@ -250,6 +254,14 @@ func NewCaster(specs []ColumnSpec, schema *arrow.Schema, mem memory.Allocator) (
 		var err error
 		if col.formats, err = compileFormats(formats); err != nil {
 			return nil, fmt.Errorf("clean: column %s: %w", s.Name, err)
+		}
+		col.zeroPadFix = fmt.Sprintf("%s to %d digits", FixZeroPad, col.zeroPad)
+		for _, f := range col.formats {
+			fix := ""
+			if len(s.Formats) > 0 && !isISOPattern(f.pattern) {
+				fix = "date format " + f.pattern + " → ISO"
+			}
+			col.formatFix = append(col.formatFix, fix)
 		}
 		c.cols = append(c.cols, col)
 	}
@@ -367,6 +379,28 @@ func (c *Caster) Normalizations() []Normalization {
 	return out
 }
 
+// zeroPadded is s with zeros in front to width w (len(s) < w).
+func zeroPadded(s string, w int) string {
+	var b strings.Builder
+	b.Grow(w)
+	for range w - len(s) {
+		b.WriteByte('0')
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+// formatFixOf is the fix of reading a value with format idx.
+func (col *column) formatFixOf(idx int) string {
+	if col.formatFix == nil { // a column made without NewCaster
+		if len(col.spec.Formats) > 0 && !isISOPattern(col.formats[idx].pattern) {
+			return "date format " + col.formats[idx].pattern + " → ISO"
+		}
+		return ""
+	}
+	return col.formatFix[idx]
+}
+
 // isNull reports whether v is one of the column's null tokens.
 func (col *column) isNull(v string) bool {
 	if col.nullList == nil {
@@ -415,8 +449,8 @@ func (col *column) cast(v string, cell *Cell) ([]string, error) {
 			}
 		}
 		if col.zeroPad > 0 && len(s) < col.zeroPad && s != "" && allDigits(s) {
-			s = strings.Repeat("0", col.zeroPad-len(s)) + s
-			fixes = append(fixes, fmt.Sprintf("%s to %d digits", FixZeroPad, col.zeroPad))
+			s = zeroPadded(s, col.zeroPad)
+			fixes = append(fixes, col.zeroPadFix)
 		}
 		if s == "" && col.spec.Required {
 			cell.Null = true
@@ -498,8 +532,8 @@ func (col *column) cast(v string, cell *Cell) ([]string, error) {
 		if err != nil {
 			return fixes, err
 		}
-		if len(col.spec.Formats) > 0 && !isISOPattern(col.formats[idx].pattern) {
-			fixes = append(fixes, "date format "+col.formats[idx].pattern+" → ISO")
+		if fix := col.formatFixOf(idx); fix != "" {
+			fixes = append(fixes, fix)
 		}
 		if col.kind == kDate {
 			y, m, d := t.Date()

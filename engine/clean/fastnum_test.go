@@ -1,6 +1,7 @@
 package clean
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -120,4 +121,42 @@ func TestIsNullMatchesTokens(t *testing.T) {
 
 func arrowSchema1() *arrow.Schema {
 	return arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+}
+
+// The fixes named once per column (zero padding, a non-ISO date format)
+// read as they did when built per value, and padding pads as
+// strings.Repeat does.
+func TestFixNamesMadeOnce(t *testing.T) {
+	specs := []ColumnSpec{{Name: "s", Type: plan.Type{Kind: plan.String}, Normalize: []string{"zero_pad:10"}},
+		{Name: "d", Type: plan.Type{Kind: plan.Date}, Formats: []string{"yyyy-MM-dd", "yyyy/M/d"}}}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "d", Type: arrow.FixedWidthTypes.Date32, Nullable: true}}, nil)
+	c, err := NewCaster(specs, schema, memory.NewGoAllocator())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	for _, v := range []string{"1", "123456789", "42", "0000000001"} {
+		for _, d := range []string{"2026-01-02", "2026/1/2"} {
+			if errs := c.Append([]string{v, d}, nil); errs != nil {
+				t.Fatal(errs)
+			}
+			want := v
+			if len(v) < 10 {
+				want = strings.Repeat("0", 10-len(v)) + v
+			}
+			if got := c.Cells()[0].S; got != want {
+				t.Fatalf("zero_pad:10 of %q = %q, want %q", v, got, want)
+			}
+		}
+	}
+	got := map[string]int64{}
+	for _, n := range c.Normalizations() {
+		got[n.Column+": "+n.Fix] = n.Count
+	}
+	pad := "s: " + fmt.Sprintf("%s to %d digits", FixZeroPad, 10)
+	date := "d: date format yyyy/M/d → ISO"
+	if got[pad] != 6 || got[date] != 4 || len(got) != 2 {
+		t.Fatalf("normalizations %v, want %q 6 and %q 4", got, pad, date)
+	}
 }
