@@ -263,10 +263,12 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 	recs := map[string]*gates.Reconciliation{}
 	var exps []gates.Expectation
 	for _, tr := range res.Tables {
+		g4 := time.Now()
 		if rec := countOnly(ctx, tr, o.Plan.Tables[tr.Name], st); rec != nil { // dbreconcile.go
 			recs[tr.Name] = rec
 		}
 		if tr.Status != run.StatusLoaded {
+			tr.Phases.Gate4 = time.Since(g4)
 			continue
 		}
 		e := gates.Expect(tr)
@@ -282,6 +284,7 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 		addUpsertCheck(rec, tr)
 		addSourceCount(ctx, rec, tr, o.Plan.Tables[tr.Name], st)
 		recs[tr.Name] = rec
+		tr.Phases.Gate4 = time.Since(g4)
 	}
 	res.Finished = time.Now().UTC()
 	rep := reports.Build(o.Plan, res, recs)

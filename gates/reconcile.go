@@ -452,10 +452,13 @@ type lakeStats struct {
 	dups    int64
 	rowDups int64
 	minmax  map[int]*[2]string
+	// mmInts: the integer columns' range by value (minMaxInts).
+	mmInts map[int]*[2]int64
+	// kbuf is the key hash's buffer.
+	kbuf    []byte
 	mmIdx   []int
 	want    map[string]bool
 	found   map[string]map[string]string
-	tmp     big.Int
 	colIdx  []int
 	started bool
 	// fold, for a change-capture table, is the applied state recomputed
@@ -540,27 +543,41 @@ func (l *lakeStats) add(rec arrow.RecordBatch) {
 		if a == nil {
 			continue
 		}
+		// Values that fit in 64 bits (every integer, most decimals) are
+		// summed per batch in 128 bits — exact: fewer than 2^63 values
+		// below 2^63 cannot overflow it — and added to the exact sum once.
+		var acc decimal128.Num
 		for r := 0; r < n; r++ {
 			if a.IsNull(r) {
 				continue
 			}
 			switch v := a.(type) {
 			case *array.Int32:
-				l.tmp.SetInt64(int64(v.Value(r)))
-				s.exact.Add(&s.exact, &l.tmp)
+				acc = acc.Add(decimal128.FromI64(int64(v.Value(r))))
 			case *array.Int64:
-				l.tmp.SetInt64(v.Value(r))
-				s.exact.Add(&s.exact, &l.tmp)
+				acc = acc.Add(decimal128.FromI64(v.Value(r)))
 			case *array.Decimal128:
-				s.exact.Add(&s.exact, v.Value(r).BigInt())
+				// Whatever the declared precision says, only a value
+				// that fits in 64 bits joins the 128-bit sum.
+				if d := v.Value(r); fits64(d) {
+					acc = acc.Add(d)
+				} else {
+					s.exact.Add(&s.exact, d.BigInt())
+				}
 			case *array.Float64:
 				s.f += v.Value(r)
 			}
+		}
+		if acc != (decimal128.Num{}) {
+			s.exact.Add(&s.exact, acc.BigInt())
 		}
 	}
 	for _, i := range l.mmIdx {
 		a := col(i)
 		if a == nil {
+			continue
+		}
+		if l.minMaxInts(i, a) {
 			continue
 		}
 		for r := 0; r < n; r++ {
@@ -573,10 +590,11 @@ func (l *lakeStats) add(rec arrow.RecordBatch) {
 				l.minmax[i] = &[2]string{txt, txt}
 				continue
 			}
-			if lessValue(a, r, m[0]) {
+			// Formatted once, compared twice.
+			if compareText(a, txt, m[0]) < 0 {
 				m[0] = txt
 			}
-			if lessValueRev(a, r, m[1]) {
+			if compareText(a, txt, m[1]) > 0 {
 				m[1] = txt
 			}
 		}
@@ -590,24 +608,21 @@ func (l *lakeStats) add(rec arrow.RecordBatch) {
 	if len(l.keyIdx) > 0 || len(l.want) > 0 {
 		for r := 0; r < n; r++ {
 			if len(l.keyIdx) > 0 {
-				var h1, h2 maphash.Hash
-				h1.SetSeed(l.seed[0])
-				h2.SetSeed(l.seed[1])
+				// Each key value's canonical text and a NUL, hashed
+				// from one reused buffer; one probe of the set.
+				b := l.kbuf[:0]
 				for _, i := range l.keyIdx {
-					var s string
 					if a := col(i); a != nil {
-						s = FormatValue(a, r)
+						b = appendValue(b, a, r)
 					}
-					h1.WriteString(s)
-					h1.WriteByte(0)
-					h2.WriteString(s)
-					h2.WriteByte(0)
+					b = append(b, 0)
 				}
-				k := [2]uint64{h1.Sum64(), h2.Sum64()}
-				if _, dup := l.keys[k]; dup {
+				l.kbuf = b
+				k := [2]uint64{maphash.Bytes(l.seed[0], b), maphash.Bytes(l.seed[1], b)}
+				before := len(l.keys)
+				l.keys[k] = struct{}{}
+				if len(l.keys) == before {
 					l.dups++
-				} else {
-					l.keys[k] = struct{}{}
 				}
 			}
 			if len(l.want) > 0 {
@@ -641,6 +656,69 @@ func (l *lakeStats) add(rec arrow.RecordBatch) {
 	}
 }
 
+// fits64 reports whether a decimal's unscaled value fits in an int64.
+func fits64(d decimal128.Num) bool {
+	hi, lo := d.HighBits(), d.LowBits()
+	return (hi == 0 && lo < 1<<63) || (hi == -1 && lo >= 1<<63)
+}
+
+// minMaxInts keeps the range of an integer column by value, formatting a
+// value only when it becomes the new minimum or maximum; false for other
+// columns. The order is compareText's: integers order as numbers.
+func (l *lakeStats) minMaxInts(i int, a arrow.Array) bool {
+	var at func(int) int64
+	switch v := a.(type) {
+	case *array.Int32:
+		at = func(r int) int64 { return int64(v.Value(r)) }
+	case *array.Int64:
+		at = v.Value
+	default:
+		return false
+	}
+	if l.mmInts == nil {
+		l.mmInts = map[int]*[2]int64{}
+	}
+	m, mi := l.minmax[i], l.mmInts[i]
+	for r := 0; r < a.Len(); r++ {
+		if a.IsNull(r) {
+			continue
+		}
+		x := at(r)
+		if m == nil || mi == nil {
+			txt := strconv.FormatInt(x, 10)
+			m, mi = &[2]string{txt, txt}, &[2]int64{x, x}
+			l.minmax[i], l.mmInts[i] = m, mi
+			continue
+		}
+		if x < mi[0] {
+			mi[0], m[0] = x, strconv.FormatInt(x, 10)
+		}
+		if x > mi[1] {
+			mi[1], m[1] = x, strconv.FormatInt(x, 10)
+		}
+	}
+	return true
+}
+
+// appendValue appends FormatValue(a, r) to b; the common types without
+// making a string.
+func appendValue(b []byte, a arrow.Array, r int) []byte {
+	if a.IsNull(r) {
+		return append(b, "NULL"...)
+	}
+	switch v := a.(type) {
+	case *array.String:
+		return append(b, v.Value(r)...)
+	case *array.Int32:
+		return strconv.AppendInt(b, int64(v.Value(r)), 10)
+	case *array.Int64:
+		return strconv.AppendInt(b, v.Value(r), 10)
+	case *array.Date32:
+		return time.Unix(int64(v.Value(r))*86400, 0).UTC().AppendFormat(b, "2006-01-02")
+	}
+	return append(b, FormatValue(a, r)...)
+}
+
 // addRows counts, for a table without a key, the rows that repeat an
 // earlier row value for value (the same two-hash scheme as keys).
 func (l *lakeStats) addRows(col func(int) arrow.Array, n int) {
@@ -665,15 +743,6 @@ func (l *lakeStats) addRows(col func(int) arrow.Array, n int) {
 			l.keys[k] = struct{}{}
 		}
 	}
-}
-
-// lessValue reports whether a[r] sorts before the canonical text cur.
-func lessValue(a arrow.Array, r int, cur string) bool {
-	return compareText(a, FormatValue(a, r), cur) < 0
-}
-
-func lessValueRev(a arrow.Array, r int, cur string) bool {
-	return compareText(a, FormatValue(a, r), cur) > 0
 }
 
 // compareText orders canonical texts of a column's type. Dates and

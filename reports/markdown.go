@@ -46,6 +46,9 @@ func Markdown(r *Report) string {
 			fmt.Fprintf(&b, "**Error:** %s\n\n", md(t.Error))
 		}
 		fmt.Fprintf(&b, "Load `%s`, watermark %s → %s.\n\n", t.LoadID, orDash(t.WatermarkBefore), orDash(t.WatermarkAfter))
+		if t.Seconds > 0 {
+			b.WriteString(PhasesLine(t.Seconds, t.Phases) + "\n\n")
+		}
 		if t.ReadNote != "" {
 			fmt.Fprintf(&b, "Source read: %s.\n\n", md(t.ReadNote))
 		}
@@ -246,4 +249,27 @@ func md(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// PhasesLine says where a table's seconds went, e.g. "Time: 4.12 s — open
+// 0.10, read 1.20, …; the Parquet writer was busy 1.05 s beside the reader."
+func PhasesLine(seconds float64, p Phases) string {
+	parts := []string{}
+	for _, ph := range []struct {
+		name string
+		s    float64
+	}{{"open", p.Open}, {"raw landing", p.Land}, {"read", p.Read}, {"cast & check", p.CastCheck}, {"waiting on the writer", p.WriteWait},
+		{"other staging", p.StageOther}, {"commit", p.Commit}, {"gate 4", p.Gate4}} {
+		if ph.s >= 0.005 {
+			parts = append(parts, fmt.Sprintf("%s %.2f", ph.name, ph.s))
+		}
+	}
+	line := fmt.Sprintf("Time: %.2f s", seconds)
+	if len(parts) > 0 {
+		line += " — " + strings.Join(parts, ", ")
+	}
+	if p.WriteBusy >= 0.005 {
+		line += fmt.Sprintf("; the Parquet writer was busy %.2f s beside the reader", p.WriteBusy)
+	}
+	return line + "."
 }

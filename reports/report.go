@@ -193,8 +193,11 @@ type TableReport struct {
 	DataFiles       int                           `json:"data_files_written"`
 	DataBytes       int64                         `json:"data_bytes_written"`
 	InputBytes      int64                         `json:"input_bytes"`
-	Seconds         float64                       `json:"seconds"`
-	Exceptions      []ExceptionView               `json:"exceptions_sample,omitempty"`
+	// Seconds is the table's wall time: its load, start to end, plus its
+	// gate 4 (Phases says where it went).
+	Seconds    float64         `json:"seconds"`
+	Phases     Phases          `json:"phases"`
+	Exceptions []ExceptionView `json:"exceptions_sample,omitempty"`
 	// Upsert: rows inserted vs updated, late rows the lookback caught,
 	// keys deleted at the source (mode upsert only).
 	Upsert *run.UpsertResult `json:"upsert,omitempty"`
@@ -207,6 +210,29 @@ type TableReport struct {
 	// ExceptionQueue: what the run did to the table's exception queue
 	// (bad rows new, seen again, gone as superseded).
 	ExceptionQueue *run.ExceptionCounts `json:"exception_queue,omitempty"`
+}
+
+// Phases is where a table's Seconds went, in seconds (run.Phases): the
+// sequential phases add up to no more than Seconds; write_busy is the
+// Parquet writer's time, concurrent with read and cast_check, and not part
+// of that sum.
+type Phases struct {
+	Open       float64 `json:"open"`
+	Land       float64 `json:"land"`
+	Read       float64 `json:"read"`
+	CastCheck  float64 `json:"cast_check"`
+	WriteWait  float64 `json:"write_wait"`
+	StageOther float64 `json:"stage_other"`
+	Commit     float64 `json:"commit"`
+	Gate4      float64 `json:"gate4"`
+	WriteBusy  float64 `json:"write_busy"`
+}
+
+// PhasesOf converts run.Phases to seconds.
+func PhasesOf(p run.Phases) Phases {
+	return Phases{Open: p.Open.Seconds(), Land: p.Land.Seconds(), Read: p.Read.Seconds(), CastCheck: p.CastCheck.Seconds(),
+		WriteWait: p.WriteWait.Seconds(), StageOther: p.StageOther.Seconds(), Commit: p.Commit.Seconds(), Gate4: p.Gate4.Seconds(),
+		WriteBusy: p.WriteBusy.Seconds()}
 }
 
 // Normalization is one fix with its count.
@@ -257,7 +283,7 @@ func Build(p *plan.Plan, res *run.Result, recs map[string]*gates.Reconciliation)
 			CommitAttempts: tr.Commit.Attempts, WatermarkBefore: tr.WatermarkBefore, WatermarkAfter: tr.WatermarkAfter,
 			RowsRead: tr.RowsRead, RowsLoaded: tr.RowsLoaded, RowsQuarantined: tr.RowsQuarantined, RowsSkipped: tr.RowsSkipped,
 			SkippedBy: tr.SkippedBy, Balanced: tr.Balanced(), Files: tr.Files, DataFiles: tr.StagedFiles, DataBytes: tr.StagedBytes,
-			InputBytes: tr.InputBytes, Seconds: tr.Finished.Sub(tr.Started).Seconds(), ControlTotals: map[string]gates.ControlTotal{},
+			InputBytes: tr.InputBytes, Seconds: (tr.Finished.Sub(tr.Started) + tr.Phases.Gate4).Seconds(), Phases: PhasesOf(tr.Phases), ControlTotals: map[string]gates.ControlTotal{},
 			Reconciliation: gates.Skip, Normalizations: []Normalization{}, Checks: []gates.Finding{}}
 		if tr.Files == nil {
 			t.Files = []run.FileResult{}

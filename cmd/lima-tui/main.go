@@ -49,8 +49,10 @@ Usage:
   lima-tui demo [--dir D] [--headless]      build the demo lake from the bundled dirty ERP sample
                                            (at a terminal: in the wizard, unless --headless)
   lima-tui run [--plan F] [--table T]... [--full-refresh] [--json] [--force] [--wait 30s]
+               [--cpuprofile FILE] [--memprofile FILE]
                                            load the approved plan, reconcile, write the report
-                                           (outside schedule.window only with --force)
+                                           (outside schedule.window only with --force; the
+                                           profiles are runtime/pprof files for go tool pprof)
   lima-tui reconcile [--plan F] [--run ID]   re-run gate 4 against the lake's current snapshots
   lima-tui report [--plan F] [ID]           print a run's report (default: the latest)
   lima-tui approve --gate scope|data-model --by NAME [--plan F] [--rewrite T,…]
@@ -212,6 +214,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	interval := fs.Duration("interval", 10*time.Second, "with --watch: how often to poll and commit (overrides schedule.watch.interval)")
 	batchRows := fs.Int64("batch-rows", 0, "with --watch: at most this many lines per micro-batch, 0: no cap (overrides schedule.watch.batch_rows)")
 	compactEvery := fs.Int("compact-every", 0, "with --watch: compact the tables after every N micro-batches, 0: never (overrides schedule.watch.compact_every)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (runtime/pprof; read it with go tool pprof)")
+	memProfile := fs.String("memprofile", "", "write a heap profile to this file when the run ends (runtime/pprof)")
 	if err := fs.Parse(args); err != nil {
 		return parseExit(err)
 	}
@@ -219,15 +223,35 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lima-tui run: unexpected argument %q\n", ui.Sanitize(fs.Arg(0)))
 		return exitUsage
 	}
-	if *watch {
-		wf := watchFlags{interval: *interval, batchRows: *batchRows, compactEvery: *compactEvery, set: map[string]bool{}}
-		fs.Visit(func(f *flag.Flag) { wf.set[f.Name] = true })
-		return runWatch(ctx, *planPath, tables, *full, *jsonOut, wf, stdout, stderr,
-			flow.RunOptions{Force: *force, LockWait: *wait})
+	stopProfiles, err := startProfiles(*cpuProfile, *memProfile)
+	if err != nil {
+		fmt.Fprintf(stderr, "lima-tui run: %s\n", ui.Sanitize(err.Error()))
+		return exitUsage
 	}
-	if !*jsonOut {
-		return runPlan(ctx, flow.Workspace{Dir: filepath.Dir(*planPath)}, *planPath, tables, *full, false, stdout, stderr,
-			flow.RunOptions{Force: *force, LockWait: *wait})
+	code := runParsed(ctx, fs, *planPath, tables, *full, *jsonOut, *force, *wait, *watch,
+		watchFlags{interval: *interval, batchRows: *batchRows, compactEvery: *compactEvery}, stdout, stderr)
+	if err := stopProfiles(); err != nil {
+		fmt.Fprintf(stderr, "lima-tui run: %s\n", ui.Sanitize(err.Error()))
+		if code == exitOK {
+			code = exitError
+		}
+	}
+	return code
+}
+
+// runParsed is cmdRun after its flags were parsed; wf carries the --watch
+// flags (its set is filled here from fs).
+func runParsed(ctx context.Context, fs *flag.FlagSet, planPath string, tables []string, full, jsonOut, force bool, wait time.Duration,
+	watch bool, wf watchFlags, stdout, stderr io.Writer) int {
+	if watch {
+		wf.set = map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { wf.set[f.Name] = true })
+		return runWatch(ctx, planPath, tables, full, jsonOut, wf, stdout, stderr,
+			flow.RunOptions{Force: force, LockWait: wait})
+	}
+	if !jsonOut {
+		return runPlan(ctx, flow.Workspace{Dir: filepath.Dir(planPath)}, planPath, tables, full, false, stdout, stderr,
+			flow.RunOptions{Force: force, LockWait: wait})
 	}
 	// With --json, stdout always carries one JSON object: a run refused
 	// before it read anything (exit 4: outside the window, the lock, an
@@ -235,8 +259,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// message printed on stderr.
 	so := &wroteWriter{w: stdout}
 	var tail tailWriter
-	code := runPlan(ctx, flow.Workspace{Dir: filepath.Dir(*planPath)}, *planPath, tables, *full, true, so, io.MultiWriter(stderr, &tail),
-		flow.RunOptions{Force: *force, LockWait: *wait})
+	code := runPlan(ctx, flow.Workspace{Dir: filepath.Dir(planPath)}, planPath, tables, full, true, so, io.MultiWriter(stderr, &tail),
+		flow.RunOptions{Force: force, LockWait: wait})
 	if !so.wrote {
 		status := "failed"
 		if code == exitPrecondition {
@@ -418,16 +442,18 @@ func gateMark(s string) string {
 
 func writeJSONSummary(w io.Writer, out *flow.Outcome) {
 	type tbl struct {
-		Name            string `json:"name"`
-		Status          string `json:"status"`
-		SnapshotID      int64  `json:"snapshot_id"`
-		RowsRead        int64  `json:"rows_read"`
-		RowsLoaded      int64  `json:"rows_loaded"`
-		RowsQuarantined int64  `json:"rows_quarantined"`
-		RowsSkipped     int64  `json:"rows_skipped"`
-		Balanced        bool   `json:"balanced"`
-		Reconciliation  string `json:"reconciliation"`
-		Error           string `json:"error,omitempty"`
+		Name            string         `json:"name"`
+		Status          string         `json:"status"`
+		SnapshotID      int64          `json:"snapshot_id"`
+		RowsRead        int64          `json:"rows_read"`
+		RowsLoaded      int64          `json:"rows_loaded"`
+		RowsQuarantined int64          `json:"rows_quarantined"`
+		RowsSkipped     int64          `json:"rows_skipped"`
+		Balanced        bool           `json:"balanced"`
+		Reconciliation  string         `json:"reconciliation"`
+		Seconds         float64        `json:"seconds"`
+		Phases          reports.Phases `json:"phases"`
+		Error           string         `json:"error,omitempty"`
 	}
 	s := struct {
 		RunID    string `json:"run_id"`
@@ -437,7 +463,7 @@ func writeJSONSummary(w io.Writer, out *flow.Outcome) {
 		Tables   []tbl  `json:"tables"`
 	}{RunID: out.Report.RunID, Status: out.Report.Status, ExitCode: out.Report.ExitCode(), Report: out.ReportPath}
 	for _, t := range out.Report.Tables {
-		s.Tables = append(s.Tables, tbl{t.Name, t.Status, t.SnapshotID, t.RowsRead, t.RowsLoaded, t.RowsQuarantined, t.RowsSkipped, t.Balanced, t.Reconciliation, t.Error})
+		s.Tables = append(s.Tables, tbl{t.Name, t.Status, t.SnapshotID, t.RowsRead, t.RowsLoaded, t.RowsQuarantined, t.RowsSkipped, t.Balanced, t.Reconciliation, t.Seconds, t.Phases, t.Error})
 	}
 	b, _ := json.Marshal(s)
 	fmt.Fprintln(w, string(ui.EscapeJSON(b)))

@@ -131,19 +131,26 @@ const (
 )
 
 type column struct {
-	spec      ColumnSpec
-	kind      kind
-	prec, sc  int
-	nulls     map[string]bool
-	trim      bool
-	nfc       bool
-	upper     bool
-	lower     bool
-	zeroPad   int
-	style     NumberStyle
-	formats   []dateFormat
-	loc       *time.Location
-	fixCounts map[string]int64
+	spec     ColumnSpec
+	kind     kind
+	prec, sc int
+	nulls    map[string]bool
+	// nullList holds the null tokens when they are few: comparing a value
+	// with a handful of strings (length first) beats hashing it (isNull).
+	nullList []string
+	// zeroPadFix and formatFix are the names of those fixes, made once
+	// (formatFix[i]: the fix of reading formats[i], "" for none).
+	zeroPadFix string
+	formatFix  []string
+	trim       bool
+	nfc        bool
+	upper      bool
+	lower      bool
+	zeroPad    int
+	style      NumberStyle
+	formats    []dateFormat
+	loc        *time.Location
+	fixCounts  map[string]int64
 }
 
 // Caster casts rows into an Arrow record builder.
@@ -210,6 +217,11 @@ func NewCaster(specs []ColumnSpec, schema *arrow.Schema, mem memory.Allocator) (
 		for _, t := range tokens {
 			col.nulls[t] = true
 		}
+		if len(col.nulls) <= 8 {
+			for t := range col.nulls {
+				col.nullList = append(col.nullList, t)
+			}
+		}
 		for _, n := range s.Normalize {
 			name, arg, _ := strings.Cut(n, ":")
 			switch name {
@@ -248,6 +260,14 @@ func NewCaster(specs []ColumnSpec, schema *arrow.Schema, mem memory.Allocator) (
 		if col.formats, err = compileFormats(formats); err != nil {
 			return nil, fmt.Errorf("clean: column %s: %w", s.Name, err)
 		}
+		col.zeroPadFix = fmt.Sprintf("%s to %d digits", FixZeroPad, col.zeroPad)
+		for _, f := range col.formats {
+			fix := ""
+			if len(s.Formats) > 0 && !isISOPattern(f.pattern) {
+				fix = "date format " + f.pattern + " → ISO"
+			}
+			col.formatFix = append(col.formatFix, fix)
+		}
 		c.cols = append(c.cols, col)
 	}
 	return c, nil
@@ -272,7 +292,7 @@ func (c *Caster) Cast(values []string, declaredNull []bool) []CellError {
 		switch v := values[i]; {
 		case declaredNull != nil && declaredNull[i]:
 			cell.Null = true
-		case col.nulls[v]:
+		case col.isNull(v):
 			cell.Null = true
 			if v != "" {
 				c.pending = append(c.pending, fixRef{i, FixNullToken + " (" + v + ")"})
@@ -364,6 +384,41 @@ func (c *Caster) Normalizations() []Normalization {
 	return out
 }
 
+// zeroPadded is s with zeros in front to width w (len(s) < w).
+func zeroPadded(s string, w int) string {
+	var b strings.Builder
+	b.Grow(w)
+	for range w - len(s) {
+		b.WriteByte('0')
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+// formatFixOf is the fix of reading a value with format idx.
+func (col *column) formatFixOf(idx int) string {
+	if col.formatFix == nil { // a column made without NewCaster
+		if len(col.spec.Formats) > 0 && !isISOPattern(col.formats[idx].pattern) {
+			return "date format " + col.formats[idx].pattern + " → ISO"
+		}
+		return ""
+	}
+	return col.formatFix[idx]
+}
+
+// isNull reports whether v is one of the column's null tokens.
+func (col *column) isNull(v string) bool {
+	if col.nullList == nil {
+		return col.nulls[v]
+	}
+	for _, t := range col.nullList {
+		if v == t {
+			return true
+		}
+	}
+	return false
+}
+
 func (col *column) cast(v string, cell *Cell) ([]string, error) {
 	var fixes []string
 	if col.kind == kString || col.kind == kBinary {
@@ -399,8 +454,8 @@ func (col *column) cast(v string, cell *Cell) ([]string, error) {
 			}
 		}
 		if col.zeroPad > 0 && len(s) < col.zeroPad && s != "" && allDigits(s) {
-			s = strings.Repeat("0", col.zeroPad-len(s)) + s
-			fixes = append(fixes, fmt.Sprintf("%s to %d digits", FixZeroPad, col.zeroPad))
+			s = zeroPadded(s, col.zeroPad)
+			fixes = append(fixes, col.zeroPadFix)
 		}
 		if s == "" && col.spec.Required {
 			cell.Null = true
@@ -411,14 +466,28 @@ func (col *column) cast(v string, cell *Cell) ([]string, error) {
 	}
 	switch col.kind {
 	case kInt:
+		if n, ok := fastInt(v); ok && n >= math.MinInt32 && n <= math.MaxInt32 {
+			cell.I = n
+			return nil, nil
+		}
 		n, fx, err := ParseInt(v, math.MinInt32, math.MaxInt32, col.style)
 		cell.I = n
 		return fx, err
 	case kLong:
+		if n, ok := fastInt(v); ok {
+			cell.I = n
+			return nil, nil
+		}
 		n, fx, err := ParseInt(v, math.MinInt64, math.MaxInt64, col.style)
 		cell.I = n
 		return fx, err
 	case kDecimal:
+		if !col.style.DecimalComma {
+			if d, ok := fastDecimal(v, col.prec, col.sc); ok {
+				cell.D = d
+				return nil, nil
+			}
+		}
 		d, fx, err := ParseDecimal(v, col.prec, col.sc, col.style)
 		cell.D = d
 		return fx, err
@@ -471,8 +540,8 @@ func (col *column) cast(v string, cell *Cell) ([]string, error) {
 		if err != nil {
 			return fixes, err
 		}
-		if len(col.spec.Formats) > 0 && !isISOPattern(col.formats[idx].pattern) {
-			fixes = append(fixes, "date format "+col.formats[idx].pattern+" → ISO")
+		if fix := col.formatFixOf(idx); fix != "" {
+			fixes = append(fixes, fix)
 		}
 		if col.kind == kDate {
 			y, m, d := t.Date()

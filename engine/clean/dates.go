@@ -69,6 +69,9 @@ func GoLayout(pattern string) (string, error) {
 type dateFormat struct {
 	pattern string
 	layout  string
+	// iso is the fixed-width ISO shape the layout reads (isoDates.go), or
+	// nil: those values are read without time.Parse.
+	iso *isoShape
 }
 
 func compileFormats(patterns []string) ([]dateFormat, error) {
@@ -78,7 +81,7 @@ func compileFormats(patterns []string) ([]dateFormat, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, dateFormat{pattern: p, layout: l})
+		out = append(out, dateFormat{pattern: p, layout: l, iso: isoShapeOf(l)})
 	}
 	return out, nil
 }
@@ -93,6 +96,11 @@ func parseTime(s string, formats []dateFormat, loc *time.Location) (time.Time, i
 				return t, i, nil
 			}
 			continue
+		}
+		if f.iso != nil {
+			if t, ok := f.iso.parse(s, loc); ok {
+				return t, i, nil
+			}
 		}
 		t, err := time.ParseInLocation(f.layout, s, loc)
 		if err == nil {

@@ -107,6 +107,8 @@ type lifecycle struct {
 	history *stagedHistory
 	// closers run when the life ends, last registered first.
 	closers []func()
+	// st: the stage's inner stretches the mode measured (phases.go).
+	st stageTimes
 }
 
 func newLifecycle(name, mode string, prog *TableProgress) *lifecycle {
@@ -123,21 +125,29 @@ func (lc *lifecycle) onClose(f func()) { lc.closers = append(lc.closers, f) }
 // live runs the table's life: the one skeleton of every load.
 func (lc *lifecycle) live(ctx context.Context, m lifeSteps) *TableResult {
 	tr := lc.tr
+	t0 := time.Now()
+	var openEnd, stageEnd time.Time
 	defer func() {
 		for i := len(lc.closers) - 1; i >= 0; i-- {
 			lc.closers[i]()
 		}
-		tr.Finished = time.Now().UTC()
+		now := time.Now()
+		tr.Finished = now.UTC()
+		lc.phases(t0, openEnd, stageEnd, now)
 		if tr.Err != nil {
 			tr.Status = StatusFailed
 		}
 		lc.prog.Phase.Store(tr.Status)
 	}()
-	if done, err := m.open(ctx); err != nil || done {
+	done, err := m.open(ctx)
+	openEnd = time.Now()
+	if err != nil || done {
 		tr.Err = err
 		return tr
 	}
-	if err := m.stage(ctx); err != nil {
+	err = m.stage(ctx)
+	stageEnd = time.Now()
+	if err != nil {
 		return lc.abort(ctx, m, err)
 	}
 	// Conservation is a precondition of every commit.
@@ -178,6 +188,26 @@ func (lc *lifecycle) live(ctx context.Context, m lifeSteps) *TableResult {
 	}
 	tr.Status = StatusLoaded
 	return tr
+}
+
+// phases fills tr.Phases from the life's time marks: open from t0 to
+// openEnd, the stage to stageEnd (zero: the life ended before), the commit
+// (and everything after the stage) to end.
+func (lc *lifecycle) phases(t0, openEnd, stageEnd, end time.Time) {
+	ph := &lc.tr.Phases
+	if openEnd.IsZero() {
+		ph.Open = end.Sub(t0)
+		return
+	}
+	ph.Open = openEnd.Sub(t0)
+	if stageEnd.IsZero() {
+		stageEnd = end
+	}
+	stage := stageEnd.Sub(openEnd)
+	st := lc.st
+	ph.Land, ph.Read, ph.CastCheck, ph.WriteWait, ph.WriteBusy = st.land, st.read, st.castCheck, st.writeWait, st.writeBusy
+	ph.StageOther = max(0, stage-st.covered())
+	ph.Commit = end.Sub(stageEnd)
 }
 
 // conserved is the conservation guard: every row read is loaded, held or

@@ -167,7 +167,10 @@ type TableResult struct {
 	InputBytes   int64
 	Started      time.Time
 	Finished     time.Time
-	Err          error
+	// Phases: where the wall time between Started and Finished went
+	// (phases.go); Gate4 is added by whoever reconciles the table.
+	Phases Phases
+	Err    error
 	// Columns and Types are the resolved schema; Keys the key columns.
 	Columns  []string
 	Types    []plan.Type
@@ -537,7 +540,10 @@ func (f *fileLoad) open(ctx context.Context) (bool, error) {
 func (f *fileLoad) stage(ctx context.Context) error {
 	o, t, tr, prog, rs, tbl, src, units := f.o, f.t, f.tr, f.prog, f.rs, f.tbl, f.src, f.units
 	if !f.isDB {
-		if err := f.land(ctx, prog, src, units); err != nil {
+		t0 := time.Now()
+		err := f.land(ctx, prog, src, units)
+		f.st.land = time.Since(t0)
+		if err != nil {
 			return err
 		}
 	}
@@ -568,8 +574,10 @@ func (f *fileLoad) stage(ctx context.Context) error {
 	readErr := make(chan error, 1)
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var readerEnd time.Time // written before close(batches), read after it
 	go func() {
 		defer close(batches)
+		defer func() { readerEnd = time.Now() }()
 		defer func() {
 			// A bug must fail this table with a clear error, not take the
 			// process (and the other tables' commits) down.
@@ -580,8 +588,18 @@ func (f *fileLoad) stage(ctx context.Context) error {
 		readErr <- l.readAll(rctx, src, units, sourceOptions(o.Plan, t, rs.srcNames), batches)
 	}()
 	prog.Phase.Store("loading")
+	// The writer's busy time: Stage's wall time less its waits for the
+	// next batch.
+	var idle time.Duration
+	stageStart := time.Now()
 	seq := func(yield func(arrow.RecordBatch, error) bool) {
-		for b := range batches {
+		for {
+			w := time.Now()
+			b, ok := <-batches
+			idle += time.Since(w)
+			if !ok {
+				return
+			}
 			if !yield(b, nil) {
 				b.Release()
 				cancel()
@@ -593,12 +611,18 @@ func (f *fileLoad) stage(ctx context.Context) error {
 		}
 	}
 	staged, stageErr := tbl.Stage(ctx, seq)
+	stageEnd := time.Now()
 	f.staged = staged
 	cancel()
 	for b := range batches { // drain if Stage stopped early
 		b.Release()
 	}
 	rerr := <-readErr
+	f.st.read, f.st.castCheck, f.st.writeWait = l.st.read, l.st.castCheck, l.st.writeWait
+	f.st.writeBusy = max(0, stageEnd.Sub(stageStart)-idle)
+	if tail := stageEnd.Sub(readerEnd); tail > 0 { // the writer's tail after the last batch
+		f.st.writeWait += tail
+	}
 	if l.hist != nil {
 		hstaged, herr := l.hist.finish()
 		f.history = &stagedHistory{tbl: l.hist.tbl, staged: hstaged, props: sink.CommitProps{LoadID: tr.LoadID, RunID: o.RunID}}
@@ -1067,6 +1091,35 @@ type loader struct {
 	// source locators of the rows of the pending batch.
 	hist *historyTee
 	locs []string
+	// st accumulates the reader's time in the source, in casting and
+	// waiting on the writer (tick); base and mark are its clock.
+	st   stageTimes
+	base time.Time
+	mark time.Duration
+	// kbuf is keyHash's buffer.
+	kbuf []byte
+}
+
+// keyHash hashes a row's key cells exactly as hashKey hashes their
+// clean.FormatCell texts (each followed by a NUL; readTableKeys and the
+// upsert's lake keys hash the same bytes), from a reused buffer, without
+// making a string per value.
+func (l *loader) keyHash(cells []clean.Cell) [2]uint64 {
+	b := l.kbuf[:0]
+	for _, i := range l.keyCols {
+		b = clean.AppendCell(b, l.rs.types[i], cells[i])
+		b = append(b, 0)
+	}
+	l.kbuf = b
+	return [2]uint64{maphash.Bytes(l.seeds[0], b), maphash.Bytes(l.seeds[1], b)}
+}
+
+// tick adds the time since the last tick to bucket. It reads the monotonic
+// clock once (time.Since), cheap enough to run twice per row.
+func (l *loader) tick(bucket *time.Duration) {
+	now := time.Since(l.base)
+	*bucket += now - l.mark
+	l.mark = now
 }
 
 func newLoader(ctx context.Context, o Options, tr *TableResult, t *plan.Table, rs *resolved, tbl sink.Table, prog *TableProgress) (*loader, error) {
@@ -1303,6 +1356,10 @@ func (l *loader) skip(reason string) {
 }
 
 func (l *loader) readAll(ctx context.Context, src source.Source, units []source.Unit, so source.Options, out chan<- arrow.RecordBatch) error {
+	l.base, l.mark = time.Now(), 0
+	// Everything up to a send is casting (building the batch, the
+	// history's copy); the send itself is waiting on the writer.
+	defer l.tick(&l.st.castCheck)
 	emit := func() error {
 		if l.caster.Len() == 0 {
 			return nil
@@ -1315,6 +1372,8 @@ func (l *loader) readAll(ctx context.Context, src source.Source, units []source.
 			}
 			l.locs = l.locs[:0]
 		}
+		l.tick(&l.st.castCheck)
+		defer l.tick(&l.st.writeWait)
 		select {
 		case out <- b:
 			return nil
@@ -1393,6 +1452,7 @@ func (l *loader) fileError(ctx context.Context, fr *FileResult, u source.Unit, e
 func (l *loader) readUnit(ctx context.Context, src source.Source, u source.Unit, so source.Options, emit func() error) (FileResult, error) {
 	fr := FileResult{Name: u.Name, OriginalName: u.OriginalName, Bytes: u.Size, Status: "read"}
 	fileErr := func(err error) (FileResult, error) { return l.fileError(ctx, &fr, u, err) }
+	l.tick(&l.st.castCheck)
 	rd, err := src.Open(ctx, u, so)
 	if err != nil {
 		return fileErr(err)
@@ -1407,11 +1467,16 @@ func (l *loader) readUnit(ctx context.Context, src source.Source, u source.Unit,
 			return fileErr(err)
 		}
 	}
+	// From here each row's time is split at two ticks: the source's Next
+	// (read), and everything else up to the next row (cast_check).
+	l.tick(&l.st.read)
 	for n := 0; ; n++ {
 		if n&1023 == 0 && ctx.Err() != nil {
 			return fr, ctx.Err()
 		}
+		l.tick(&l.st.castCheck)
 		row, err := rd.Next()
+		l.tick(&l.st.read)
 		if err == io.EOF {
 			break
 		}
@@ -1579,20 +1644,24 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 		return nil
 	}
 	var key [2]uint64
+	// inserted: keyOf already added the key to the load's key set (one
+	// probe of the set instead of a look-up and an insert). It does so
+	// only when no recorded fix can change the row afterwards and the
+	// table does not have the key: then a new key is the row's for good.
+	inserted := false
 	keyOf := func() (dup, inTable bool) {
-		var h1, h2 maphash.Hash
-		h1.SetSeed(l.seeds[0])
-		h2.SetSeed(l.seeds[1])
-		for _, i := range l.keyCols {
-			s := clean.FormatCell(l.rs.types[i], cells[i])
-			h1.WriteString(s)
-			h1.WriteByte(0)
-			h2.WriteString(s)
-			h2.WriteByte(0)
+		key = l.keyHash(cells)
+		if len(l.tableKeys) > 0 {
+			_, inTable = l.tableKeys[key]
 		}
-		key = [2]uint64{h1.Sum64(), h2.Sum64()}
+		if !inTable && len(l.fixes) == 0 {
+			n := len(l.keys)
+			l.keys[key] = struct{}{}
+			dup = len(l.keys) == n
+			inserted = !dup
+			return dup, false
+		}
 		_, dup = l.keys[key]
-		_, inTable = l.tableKeys[key]
 		return dup, inTable
 	}
 	if len(all) == 0 && len(l.keyCols) > 0 {
@@ -1644,7 +1713,7 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 		return l.hold(ctx, Exception{RunID: l.o.RunID, LoadID: l.tr.LoadID, Table: l.tr.Name, Level: "row", Loc: row.Loc, Raw: string(row.Raw),
 			Errors: all, Values: values, Encoding: row.Encoding, Key: key})
 	}
-	if len(l.keyCols) > 0 {
+	if len(l.keyCols) > 0 && !inserted {
 		l.keys[key] = struct{}{}
 	}
 	if l.up != nil && l.acceptUpsert(key, cells) {
