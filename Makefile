@@ -51,10 +51,11 @@ bench:
 mutate:
 	bash scripts/mutate.sh $(MUTATE_PKGS)
 
-## lint: gofmt and go vet
+## lint: gofmt, go vet and staticcheck (scripts/test.sh installs it)
 lint:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
+	"$$($(GO) env GOPATH)/bin/staticcheck" ./...
 
 ## fuzz: the fuzz targets, $(FUZZTIME) each
 fuzz:

@@ -435,11 +435,10 @@ func lakeTableFiles(tbl *table.Table) (onDisk, referenced []string, err error) {
 			return nil, nil, err
 		}
 		for _, m := range mans {
-			entries, err := m.FetchEntries(fio, false)
-			if err != nil {
-				return nil, nil, err
-			}
-			for _, e := range entries {
+			for e, err := range m.Entries(fio, false) {
+				if err != nil {
+					return nil, nil, err
+				}
 				u, err := url.Parse(e.DataFile().FilePath())
 				if err != nil {
 					return nil, nil, err

@@ -744,11 +744,10 @@ func lifeManifestLive(ctx context.Context, tbl *table.Table) (data, posDels, eqD
 		return 0, 0, 0, err
 	}
 	for _, mf := range mans {
-		ents, err := mf.FetchEntries(fs, true)
-		if err != nil {
-			return 0, 0, 0, err
-		}
-		for _, e := range ents {
+		for e, err := range mf.Entries(fs, true) {
+			if err != nil {
+				return 0, 0, 0, err
+			}
 			switch e.DataFile().ContentType() {
 			case iceberg.EntryContentData:
 				data += e.DataFile().Count()

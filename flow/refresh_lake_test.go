@@ -125,11 +125,10 @@ func readLake(t *testing.T, ws flow.Workspace, p *plan.Plan, name string) lakeSt
 	}
 	var data, dels []iceberg.DataFile
 	for _, m := range mans {
-		es, err := m.FetchEntries(fs, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range es {
+		for e, err := range m.Entries(fs, true) {
+			if err != nil {
+				t.Fatal(err)
+			}
 			if e.Status() == iceberg.EntryStatusDELETED {
 				continue
 			}

@@ -35,15 +35,13 @@ func col(name, typ string, values ...string) ColumnEvidence {
 		ce.Profile.NonNull++
 		ce.Values = append(ce.Values, v)
 		distinct[v] = true
-		if keys != nil {
-			if _, dup := keys[v]; dup {
-				ce.Dups++
-				if ce.DupExample == "" {
-					ce.DupExample = v
-				}
+		if _, dup := keys[v]; dup {
+			ce.Dups++
+			if ce.DupExample == "" {
+				ce.DupExample = v
 			}
-			keys[v] = struct{}{}
 		}
+		keys[v] = struct{}{}
 	}
 	ce.KeySet = keys
 	ce.Profile.Distinct = uint64(len(distinct))

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -660,17 +659,4 @@ func KeyForm(v string) string {
 		return strconv.FormatInt(n, 10)
 	}
 	return t
-}
-
-// sortedKeys of a set, for evidence.
-func setExamples(set map[string]struct{}, n int) []string {
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	if len(out) > n {
-		out = out[:n]
-	}
-	return out
 }

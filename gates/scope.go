@@ -587,13 +587,6 @@ type SourceURI struct {
 	EnvVar string // env: the variable's name; its value is never read here
 }
 
-// sourceNotSupported is the AnswerError of a recognised but unsupported
-// source; it unwraps to ErrSourceNotSupported.
-type sourceNotSupported struct{ AnswerError }
-
-// Unwrap gives the *AnswerError (problem and fix) and ErrSourceNotSupported.
-func (e *sourceNotSupported) Unwrap() []error { return []error{&e.AnswerError, ErrSourceNotSupported} }
-
 // ParseSource reads a source URI: a folder (a path or file:///path),
 // s3://bucket/prefix (Path holds the s3:// URI), or env:NAME (a database
 // DSN in the environment variable NAME; EnvVar holds NAME, the value is

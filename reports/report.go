@@ -371,13 +371,6 @@ func Build(p *plan.Plan, res *run.Result, recs map[string]*gates.Reconciliation)
 	return r
 }
 
-func first(s []string) string {
-	if len(s) == 0 {
-		return ""
-	}
-	return s[0]
-}
-
 func passIf(ok bool) string {
 	if ok {
 		return gates.Pass

@@ -12,6 +12,15 @@ if [ -n "$unformatted" ]; then
 fi
 echo "== go vet"
 go vet ./...
+echo "== staticcheck"
+# Pinned; installed from the Go module proxy when missing or of another version.
+STATICCHECK_VERSION=v0.8.2
+sc="$(go env GOPATH)/bin/staticcheck"
+have="$( [ -x "$sc" ] && go version -m "$sc" 2>/dev/null | awk '$1 == "mod" && $2 == "honnef.co/go/tools" {print $3}' || true)"
+if [ "$have" != "$STATICCHECK_VERSION" ]; then
+  go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
+fi
+"$sc" ./...
 
 echo "== services"
 # PostgreSQL, MariaDB and S3 on loopback (see scripts/services.sh).

@@ -70,7 +70,6 @@ type Browser struct {
 	detail     *browserDetail
 	detailID   int64
 	detailFoc  int
-	detailTop  int
 	showDetail bool
 
 	mode    browserMode

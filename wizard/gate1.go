@@ -204,8 +204,6 @@ func (s *gate1Screen) Reopen() { s.problem, s.fix = "", "" }
 
 func (s *gate1Screen) question() gates.Question { return s.qs[s.idx] }
 
-func (s *gate1Screen) textOnly(q gates.Question) bool { return len(q.Choices) == 0 }
-
 // current is the answer the current question starts from: the recorded
 // one, else the recommended one.
 func (s *gate1Screen) current() string {

@@ -56,8 +56,10 @@ func (l *lineReader) Read(p []byte) (int, error) {
 func notAccepted(err error) error {
 	var ae *gates.AnswerError
 	if errors.As(err, &ae) {
+		//lint:ignore ST1005 the prompt shows this sentence as the answer to the person typing
 		return fmt.Errorf("Not accepted: %s. Fix: %s.", ui.Sanitize(ae.Problem), ui.Sanitize(ae.Fix))
 	}
+	//lint:ignore ST1005 the prompt shows this sentence as the answer to the person typing
 	return fmt.Errorf("Not accepted: %s.", ui.Sanitize(err.Error()))
 }
 

@@ -291,7 +291,7 @@ func PlanType(dt arrow.DataType) (plan.Type, error) {
 	case *arrow.BinaryType, *arrow.LargeBinaryType:
 		return plan.Type{Kind: plan.Binary}, nil
 	}
-	return plan.Type{}, fmt.Errorf("Arrow type %s has no plan type", dt)
+	return plan.Type{}, fmt.Errorf("the Arrow type %s has no plan type", dt)
 }
 
 // input is one From table.

@@ -129,24 +129,6 @@ func (h *historyTee) finish() (sink.Staged, error) {
 	return h.staged, h.err
 }
 
-// commit commits the staged history under the load id (before the table).
-func (h *historyTee) commit(ctx context.Context, s sink.Staged, runID string) error {
-	if s == nil || s.Rows() == 0 {
-		if s != nil {
-			_ = s.Discard(context.WithoutCancel(ctx))
-		}
-		return nil
-	}
-	c, err := h.tbl.Commit(ctx, s, sink.CommitProps{LoadID: h.loadID, RunID: runID})
-	if err != nil {
-		return err
-	}
-	if c.AlreadyCommitted {
-		_ = s.Discard(context.WithoutCancel(ctx))
-	}
-	return nil
-}
-
 // keepsOrdinaryHistory is true for a table that is not change capture and
 // switched history on.
 func keepsOrdinaryHistory(t *plan.Table) bool { return t.History && t.Load.Mode != plan.ModeCDC }

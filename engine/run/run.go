@@ -863,10 +863,6 @@ func resolveColumns(ctx context.Context, o Options, t *plan.Table, src source.So
 		}
 		rs.findings = append(rs.findings, findings...)
 	}
-	var planCols []string
-	for _, c := range t.Columns {
-		planCols = append(planCols, c.Name)
-	}
 	srcNames := func(c plan.Column) string {
 		if c.SourceName != "" {
 			return c.SourceName

@@ -746,7 +746,7 @@ func (t *Table) Commit(ctx context.Context, s sink.Staged, p sink.CommitProps) (
 	}
 	for k, v := range p.Extra {
 		if !strings.HasPrefix(k, "lima.") {
-			return sink.Commit{}, fmt.Errorf("hivesink: extra property %q must start with lima.", k)
+			return sink.Commit{}, fmt.Errorf("hivesink: extra property %q must start with \"lima.\"", k)
 		}
 		props[k] = v
 	}

@@ -60,11 +60,10 @@ func liveFiles(fs icebergio.IO, snap *table.Snapshot) (data, deletes []iceberg.D
 		return nil, nil, err
 	}
 	for _, m := range mans {
-		entries, err := m.FetchEntries(fs, true)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, e := range entries {
+		for e, err := range m.Entries(fs, true) {
+			if err != nil {
+				return nil, nil, err
+			}
 			if e.Status() == iceberg.EntryStatusDELETED {
 				continue
 			}

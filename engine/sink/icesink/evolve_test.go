@@ -51,7 +51,7 @@ func TestEvolveFloatToDouble(t *testing.T) {
 	rec := b.NewRecordBatch()
 	b.Release()
 	at := array.NewTableFromRecords(asc, []arrow.RecordBatch{rec})
-	if tbl, err = tbl.AppendTable(ctx, at, 10, nil); err != nil {
+	if _, err = tbl.AppendTable(ctx, at, 10, nil); err != nil {
 		t.Fatal(err)
 	}
 

@@ -602,7 +602,7 @@ func (t *Table) commit(ctx context.Context, s sink.Staged, p sink.CommitProps, d
 	}
 	for k, v := range p.Extra {
 		if !strings.HasPrefix(k, "lima.") {
-			return sink.Commit{}, fmt.Errorf("icesink: extra property %q must start with lima.", k)
+			return sink.Commit{}, fmt.Errorf("icesink: extra property %q must start with \"lima.\"", k)
 		}
 		props[k] = v
 	}

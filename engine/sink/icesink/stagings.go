@@ -130,11 +130,10 @@ func referencedNames(fs icebergio.IO, tbl *table.Table) (map[string]bool, error)
 				continue
 			}
 			seen[m.FilePath()] = true
-			entries, err := m.FetchEntries(fs, false)
-			if err != nil {
-				return nil, err
-			}
-			for _, e := range entries { // deleted entries too: older snapshots read them
+			for e, err := range m.Entries(fs, false) { // deleted entries too: older snapshots read them
+				if err != nil {
+					return nil, err
+				}
 				if df := e.DataFile(); df != nil {
 					out[path.Base(df.FilePath())] = true
 				}

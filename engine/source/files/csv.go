@@ -354,37 +354,6 @@ func (c *csvReader) Encoding() clean.Detection { return c.in.det }
 // maxPending bounds the blank lines read ahead to find the first record.
 const maxPending = 4096
 
-// peekText strips a UTF-8 BOM, refuses UTF-16/32 and binary content, and
-// returns the sample at the start of the text (not consumed). The CSV and
-// NDJSON readers use openText, which decodes text encodings, instead; this
-// stays for byte-oriented callers.
-func peekText(br *bufio.Reader, name, what string, sampleSize int) (sample []byte, atEOF bool, err error) {
-	head, err := br.Peek(4)
-	if err != nil && err != io.EOF {
-		return nil, false, unreadable(name, "cannot read file", err)
-	}
-	switch {
-	case bytes.HasPrefix(head, []byte{0xEF, 0xBB, 0xBF}):
-		_, _ = br.Discard(3)
-	case bytes.HasPrefix(head, []byte{0xFF, 0xFE, 0, 0}), bytes.HasPrefix(head, []byte{0, 0, 0xFE, 0xFF}):
-		return nil, false, unreadable(name, "UTF-32 encoded text (byte order mark): convert the file to UTF-8", nil)
-	case bytes.HasPrefix(head, []byte{0xFF, 0xFE}), bytes.HasPrefix(head, []byte{0xFE, 0xFF}):
-		return nil, false, unreadable(name, "UTF-16 encoded text (byte order mark): convert the file to UTF-8", nil)
-	}
-	sample, err = br.Peek(sampleSize)
-	switch {
-	case err == nil, err == bufio.ErrBufferFull:
-	case err == io.EOF:
-		atEOF = true
-	default:
-		return nil, false, unreadable(name, "cannot read file", err)
-	}
-	if looksBinary(sample) {
-		return nil, false, unreadable(name, "binary content (NUL bytes), not "+what+" file", nil)
-	}
-	return sample, atEOF, nil
-}
-
 // sampleRecords splits the non-blank records of data, at most limit of
 // them. A last record that is not terminated is left out unless atEOF.
 func sampleRecords(data []byte, atEOF bool, delim, quote byte, limit int) [][]string {
