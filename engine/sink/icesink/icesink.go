@@ -726,7 +726,10 @@ func (t *Table) commit(ctx context.Context, s sink.Staged, p sink.CommitProps, d
 		}
 		dropWritten()
 	}
-	return sink.Commit{}, fmt.Errorf("%w: %s after %d attempts: %v", sink.ErrCommitFailed, strings.Join(t.ident, "."), t.s.opts.MaxAttempts, lastErr)
+	if lastErr == nil {
+		lastErr = errors.New("no attempt was made")
+	}
+	return sink.Commit{}, fmt.Errorf("%w: %s after %d attempts: %w", sink.ErrCommitFailed, strings.Join(t.ident, "."), t.s.opts.MaxAttempts, lastErr)
 }
 
 func sleepBackoff(ctx context.Context, base time.Duration, n int) error {
