@@ -40,8 +40,11 @@ func TestDemoJSONThenRerunThenTamperedReconcile(t *testing.T) {
 		Status string `json:"status"`
 		Report string `json:"report"`
 		Tables []struct {
-			Name                                               string
-			RowsRead, RowsLoaded, RowsQuarantined, RowsSkipped int64
+			Name            string `json:"name"`
+			RowsRead        int64  `json:"rows_read"`
+			RowsLoaded      int64  `json:"rows_loaded"`
+			RowsQuarantined int64  `json:"rows_quarantined"`
+			RowsSkipped     int64  `json:"rows_skipped"`
 		} `json:"tables"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
@@ -49,6 +52,21 @@ func TestDemoJSONThenRerunThenTamperedReconcile(t *testing.T) {
 	}
 	if sum.Status != "ok" || len(sum.Tables) != 6 {
 		t.Fatalf("summary %+v", sum)
+	}
+	// The counts worked out by hand from the sample files (flow_test.go's
+	// TestDemo comments): read, loaded, held back, skipped.
+	want := map[string][4]int64{"suppliers": {10, 6, 2, 2}, "inspections": {19, 12, 4, 3}, "goods_receipts": {7, 4, 2, 1}}
+	for _, tb := range sum.Tables {
+		if tb.RowsRead != tb.RowsLoaded+tb.RowsQuarantined+tb.RowsSkipped || tb.RowsRead == 0 {
+			t.Errorf("%s does not balance in --json: %+v", tb.Name, tb)
+		}
+		if w, ok := want[tb.Name]; ok && [4]int64{tb.RowsRead, tb.RowsLoaded, tb.RowsQuarantined, tb.RowsSkipped} != w {
+			t.Errorf("%s in --json: %+v, want read/loaded/held/skipped %v", tb.Name, tb, w)
+		}
+		delete(want, tb.Name)
+	}
+	if len(want) > 0 {
+		t.Errorf("tables missing from --json: %v", want)
 	}
 	if _, err := os.Stat(sum.Report); err != nil {
 		t.Fatalf("report path %q: %v", sum.Report, err)
