@@ -263,3 +263,19 @@ func lakeTableNames(p *plan.Plan) []string {
 	}
 	return out
 }
+
+// RecordTeardown writes who confirmed the teardown (gate 5), and when, to
+// the plan (gates.teardown), which the teardown keeps.
+func RecordTeardown(planPath, by string, now time.Time) (*plan.Approval, error) {
+	p, err := plan.Load(planPath)
+	if err != nil {
+		return nil, err
+	}
+	ts := now.UTC().Format(time.RFC3339)
+	p.Gates.Teardown = &plan.Approval{ApprovedBy: by, ApprovedAt: ts, PlanHash: p.Hash()}
+	p.Platform.Updated = ts
+	if err := p.Write(planPath); err != nil {
+		return nil, err
+	}
+	return p.Gates.Teardown, nil
+}

@@ -67,22 +67,6 @@ type gate5Screen struct {
 
 func newGate5(t ui.Theme) *gate5Screen { return &gate5Screen{theme: t} }
 
-// recordTeardown writes who confirmed the teardown, and when, to the plan
-// (gates.teardown), which the teardown keeps.
-func recordTeardown(planPath, by string, now time.Time) (*plan.Approval, error) {
-	p, err := plan.Load(planPath)
-	if err != nil {
-		return nil, err
-	}
-	ts := now.UTC().Format(time.RFC3339)
-	p.Gates.Teardown = &plan.Approval{ApprovedBy: by, ApprovedAt: ts, PlanHash: p.Hash()}
-	p.Platform.Updated = ts
-	if err := p.Write(planPath); err != nil {
-		return nil, err
-	}
-	return p.Gates.Teardown, nil
-}
-
 func (s *gate5Screen) SetSize(w, h int) { s.w, s.h = w, h }
 
 // Typing: the confirmation field has the focus while the blast radius shows.
@@ -208,7 +192,7 @@ func (s *gate5Screen) Update(msg tea.Msg, d Deps, ws flow.Workspace, planPath st
 				_, res, err := d.Teardown(ctx, flow.TeardownOptions{Workspace: ws, Plan: p, PlanPath: planPath, Shown: inv}, typed)
 				out := gate5DoneMsg{gen: gen, res: res, err: err}
 				if err == nil {
-					out.recorded, out.recErr = recordTeardown(planPath, by, now())
+					out.recorded, out.recErr = flow.RecordTeardown(planPath, by, now())
 				}
 				return out
 			}, navStay

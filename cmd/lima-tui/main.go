@@ -69,7 +69,7 @@ Usage:
                                            rewrite small data files (iceberg-go's compaction)
   lima-tui schedule [--plan F] [--once] [--wait 30s]
                                            run on the plan's cron, in the foreground
-  lima-tui teardown [--plan F] [--confirm PREFIX] [--json]
+  lima-tui teardown [--plan F] [--confirm PREFIX] [--by NAME] [--json]
                                            gate 5: blast radius; remove after the prefix
 
 Exit codes: 0 ok; 1 error (nothing half-visible); 2 usage; 3 loaded but gate 4 failed;

@@ -9,6 +9,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/flow"
@@ -16,7 +17,7 @@ import (
 	"github.com/lima-lake/lima/ui"
 )
 
-const teardownUsage = `lima-tui teardown [--plan F] [--confirm PREFIX] [--json]
+const teardownUsage = `lima-tui teardown [--plan F] [--confirm PREFIX] [--by NAME] [--json]
 
 Without --confirm: print the blast radius — every table, snapshot, lake file,
 catalog entry, state row and report the plan created — and remove nothing.
@@ -33,6 +34,7 @@ func cmdTeardown(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	planPath := fs.String("plan", "platform.yaml", "the plan whose lake to tear down")
 	confirm := fs.String("confirm", "", "the project prefix, typed to confirm the removal")
 	jsonOut := fs.Bool("json", false, "print the inventory (and what was removed) as JSON on stdout")
+	by := fs.String("by", defaultBy(), "who confirms the teardown (recorded in platform.yaml as gates.teardown)")
 	if err := fs.Parse(args); err != nil {
 		return parseExit(err)
 	}
@@ -125,5 +127,10 @@ func cmdTeardown(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return emit(output{Status: "nothing", ExitCode: exitOK, Inventory: inv, Result: res})
 	}
 	printLines(stdout, res.Summary())
+	// Gate 5 passes only with a recorded human answer: who typed the prefix.
+	if _, err := flow.RecordTeardown(*planPath, *by, time.Now()); err != nil {
+		fmt.Fprintf(stderr, "lima-tui teardown: removed, but recording who confirmed it in %s failed: %s\n", ui.Sanitize(*planPath), ui.Sanitize(err.Error()))
+		return emit(output{Status: "removed", ExitCode: exitError, Inventory: inv, Result: res})
+	}
 	return emit(output{Status: "removed", ExitCode: exitOK, Inventory: inv, Result: res})
 }

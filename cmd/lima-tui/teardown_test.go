@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lima-lake/lima/engine/demo"
+	planpkg "github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/flow"
 )
 
@@ -60,7 +61,7 @@ func TestTeardownCommand(t *testing.T) {
 		{"empty prefix", []string{"--plan", plan, "--confirm="}, exitUsage,
 			nil, []string{"no confirmation was typed"}, true},
 		{"stray argument", []string{"--plan", plan, "erp_quality"}, exitUsage, nil, []string{"unexpected argument"}, true},
-		{"confirmed", []string{"--plan", plan, "--confirm", "erp_quality"}, exitOK,
+		{"confirmed", []string{"--plan", plan, "--confirm", "erp_quality", "--by", "Ops On-call"}, exitOK,
 			[]string{"Teardown complete.", "dropped from the catalog: ", "erp_quality.inspections", "dropped the namespace", "removed lake/erp_quality.db\n"}, nil, false},
 		{"again: nothing left", []string{"--plan", plan, "--confirm", "erp_quality"}, exitOK,
 			[]string{"Nothing to tear down"}, nil, false},
@@ -89,6 +90,14 @@ func TestTeardownCommand(t *testing.T) {
 	}
 	if _, err := os.Stat(plan); err != nil {
 		t.Errorf("platform.yaml: %v", err)
+	}
+	// Gate 5's human answer is recorded: who typed the prefix, and when.
+	p, err := planpkg.Load(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if td := p.Gates.Teardown; td == nil || td.ApprovedBy != "Ops On-call" || td.ApprovedAt == "" {
+		t.Errorf("gates.teardown = %+v, want the teardown confirmed by Ops On-call", td)
 	}
 }
 
