@@ -107,6 +107,13 @@ type tableModel struct {
 	joins      []joinModel
 	referenced []string // tables whose join keys reference this table
 	partition  string
+	// cdc is the change capture proposed for the table: the change files
+	// of cdcFrom (a candidate folded into this base table), or, when
+	// cdcFrom is nil, the table's own files, whose operation and ordering
+	// headers are cdcCols.
+	cdc     *changeModel
+	cdcFrom *tableModel
+	cdcCols [2]string
 }
 
 type joinModel struct {
@@ -203,10 +210,19 @@ func Propose(evs []*TableEvidence, o ProposeOptions) *Proposal {
 		tables = append(tables, tm)
 		pr.Evidence[name] = ev
 	}
+	changes := map[*tableModel]*changeModel{}
 	for _, tm := range tables {
 		pr.Findings = append(pr.Findings, tm.proposeColumns()...)
+		if ch, f := findChange(tm); ch != nil {
+			changes[tm] = ch // its key is decided with its base table
+			continue
+		} else if f != nil {
+			pr.Findings = append(pr.Findings, *f)
+		}
 		pr.Findings = append(pr.Findings, tm.proposeKey()...)
 	}
+	tables, fs := applyChanges(tables, changes, pr)
+	pr.Findings = append(pr.Findings, fs...)
 	pr.Findings = append(pr.Findings, proposeJoins(tables)...)
 	for _, tm := range tables {
 		pr.Findings = append(pr.Findings, tm.proposePartition(o.Partitioning))
@@ -698,6 +714,7 @@ func (tm *tableModel) table(sensitive []string) *plan.Table {
 			t.Checks = append(t.Checks, plan.Check{Rule: plan.RuleReferences, Column: tm.cols[j.col].name, References: ref})
 		}
 	}
+	tm.cdcLoad(t)
 	return t
 }
 

@@ -10,6 +10,9 @@ package run
 //     was already applied under another name, or whose name was applied
 //     with other content, is "seen twice": one file exception, its rows are
 //     not read, and it is recorded so it is not reported again.
+//     A file with neither the operation nor the ordering column is a
+//     snapshot (the base export the changes follow): its rows are inserts
+//     with an empty ordering, which orders before every change.
 //  2. Order. The rows of the new files are applied in the order of the
 //     ordering column (integers compare as numbers, anything else as text),
 //     ties broken by file name, then by row position.
@@ -609,7 +612,7 @@ func (d *cdcLoad) readChanges(ctx context.Context) ([]*change, appliedBatch, err
 	}
 	seq := 0
 	for _, f := range d.fresh {
-		fr, err := l.readChangeFile(ctx, src, f.u, so, ch, func(row source.Row, opv, ordv string, opNull, ordNull bool) error {
+		fr, err := l.readChangeFile(ctx, src, f.u, so, ch, func(row source.Row, opv, ordv string, opNull, ordNull, snap bool) error {
 			seq++
 			vals, nulls := l.project(row)
 			c := &change{ord: ordv, seq: seq, file: f.u.Name, vals: slices.Clone(vals), loc: row.Loc, raw: string(row.Raw)}
@@ -630,7 +633,7 @@ func (d *cdcLoad) readChanges(ctx context.Context) ([]*change, appliedBatch, err
 				return hold(c, RuleCDCInvalid, "", []clean.CellError{{Column: ch.Operation, Value: opv, Rule: RuleCDCInvalid,
 					Reason: fmt.Sprintf("operation %q is none of %s (insert), %s (update), %s (delete)", opv, ops.Insert, ops.Update, ops.Delete)}})
 			}
-			if ordNull || strings.TrimSpace(ordv) == "" {
+			if !snap && (ordNull || strings.TrimSpace(ordv) == "") {
 				return hold(c, RuleCDCInvalid, "", []clean.CellError{{Column: ch.Ordering, Value: ordv, Rule: RuleCDCInvalid, Reason: "the ordering value is missing"}})
 			}
 			var err error
@@ -1013,9 +1016,12 @@ func applyChanges(changes []*change, present func(key string) bool, posOrd, posF
 
 // readChangeFile reads one change file, handing each data row with its
 // operation and ordering values to fn. Header, blank and malformed rows are
-// accounted for here.
+// accounted for here. A file with neither the operation nor the ordering
+// column is a snapshot of the table (the base export its change files
+// follow): each row is an insert with an empty ordering, which orders
+// before every change (snap true).
 func (l *loader) readChangeFile(ctx context.Context, src source.Source, u source.Unit, so source.Options, ch *plan.Changes,
-	fn func(row source.Row, op, ord string, opNull, ordNull bool) error) (FileResult, error) {
+	fn func(row source.Row, op, ord string, opNull, ordNull, snap bool) error) (FileResult, error) {
 	fr := FileResult{Name: u.Name, OriginalName: u.OriginalName, Bytes: u.Size, Status: "read"}
 	fileErr := func(err error) (FileResult, error) { return l.fileError(ctx, &fr, u, err) }
 	rd, err := src.Open(ctx, u, so)
@@ -1036,7 +1042,8 @@ func (l *loader) readChangeFile(ctx context.Context, src source.Source, u source
 			ordIdx = j
 		}
 	}
-	if opIdx < 0 || ordIdx < 0 {
+	snap := opIdx < 0 && ordIdx < 0
+	if !snap && (opIdx < 0 || ordIdx < 0) {
 		return fileErr(fmt.Errorf("the change file has no %s or no %s column (found: %s)", ch.Operation, ch.Ordering, strings.Join(rd.Columns(), ", ")))
 	}
 	field := func(row source.Row, j int) (string, bool) {
@@ -1065,9 +1072,15 @@ func (l *loader) readChangeFile(ctx context.Context, src source.Source, u source
 		} else if done {
 			continue
 		}
+		if snap {
+			if err := fn(row, ch.Ops.Resolved().Insert, "", false, false, true); err != nil {
+				return fr, err
+			}
+			continue
+		}
 		op, opNull := field(row, opIdx)
 		ord, ordNull := field(row, ordIdx)
-		if err := fn(row, strings.TrimSpace(op), strings.TrimSpace(ord), opNull, ordNull); err != nil {
+		if err := fn(row, strings.TrimSpace(op), strings.TrimSpace(ord), opNull, ordNull, false); err != nil {
 			return fr, err
 		}
 	}
