@@ -177,8 +177,8 @@ func (s *runScreen) poll() {
 				r.phase = "finished"
 			}
 		}
-		if !tp.Started.IsZero() {
-			r.elapsed = now.Sub(tp.Started)
+		if !tp.StartedAt().IsZero() {
+			r.elapsed = now.Sub(tp.StartedAt())
 		}
 		rows = append(rows, r)
 	}

@@ -341,7 +341,7 @@ func reportProgress(p *run.Progress, done <-chan struct{}, w io.Writer) {
 				if phase != "loading" && phase != "committing" {
 					continue
 				}
-				secs := time.Since(tp.Started).Seconds()
+				secs := time.Since(tp.StartedAt()).Seconds()
 				rate := float64(tp.RowsRead.Load()) / max(secs, 0.001)
 				mbs := float64(tp.Bytes.Load()) / 1e6 / max(secs, 0.001)
 				line := fmt.Sprintf("lima: %s: %s — %d rows read, %d loaded, %d held back, %.0f rows/s, %.1f MB/s",
