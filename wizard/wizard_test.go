@@ -445,6 +445,9 @@ func TestRunScreen(t *testing.T) {
 	// Run again to completion.
 	h.key("r")
 	<-started
+	// The engine ends the load; flow's gate 4 re-read is its last word.
+	a.MarkFinished(t0.Add(10 * time.Second))
+	a.Phase.Store(flow.PhaseReconciled)
 	h.m.run.snap = func() []*run.TableProgress { return []*run.TableProgress{a} }
 	close(release)
 	// The run's result arrives after feed stopped waiting for it; deliver
