@@ -229,6 +229,8 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: raw/ landing: %w", ErrPrecondition, err)
 	}
+	// Every table of the run is visible (queued) before the first starts.
+	o.Progress.Queue(run.RunOrder(o.Plan, o.Tables)...)
 	res, err := run.Load(ctx, run.Options{Workspace: o.Workspace.Dir, Plan: o.Plan, Sink: sk, Quarantine: q, Tables: o.Tables,
 		FullRefresh: o.FullRefresh, RunID: runID, Progress: o.Progress, Land: land, LandExtract: landExtract, OnlyFiles: o.OnlyFiles, AppendOnly: o.AppendOnly,
 		KnownFixes: func(ctx context.Context, table string) (map[run.FixKey]run.KnownFix, error) {
@@ -258,7 +260,7 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 		}
 		settleExceptions(ctx, st, tr, o.FullRefresh) // flow/ledger.go
 	}
-	marts := buildMarts(ctx, o.Plan, sk, runID, res.Tables)
+	marts := buildMarts(ctx, o.Plan, sk, runID, res.Tables, o.Progress)
 	ctasErr := writeCTAS(o.Workspace, o.Plan)
 	recs := map[string]*gates.Reconciliation{}
 	var exps []gates.Expectation
@@ -277,6 +279,7 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 		if !ok {
 			continue
 		}
+		o.Progress.SetPhase(tr.Name, PhaseReconciling)
 		rec, err := gates.Reconcile(ctx, scanner, e, cdcHistory(ctx, sk, o.Plan, e)...)
 		if err != nil {
 			rec = &gates.Reconciliation{Table: tr.Name, Status: gates.Fail, Checks: []gates.Finding{{Name: "read back", Status: gates.Fail, Detail: err.Error()}}}
@@ -284,6 +287,7 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 		addUpsertCheck(rec, tr)
 		addSourceCount(ctx, rec, tr, o.Plan.Tables[tr.Name], st)
 		recs[tr.Name] = rec
+		o.Progress.SetPhase(tr.Name, PhaseReconciled)
 		tr.Phases.Gate4 = time.Since(g4)
 	}
 	res.Finished = time.Now().UTC()
@@ -384,9 +388,20 @@ func writeCTAS(ws Workspace, p *plan.Plan) error {
 	return nil
 }
 
+// The phases flow records in run.Progress for the work after a table's
+// load: gate 4's re-read of each loaded table and each mart's build.
+const (
+	PhaseReconciling     = "reconciling"
+	PhaseReconciled      = "reconciled"
+	PhaseBuildingMart    = "building mart"
+	PhaseReconcilingMart = "reconciling mart"
+	PhaseMartBuilt       = "mart built"
+	PhaseMartSkipped     = "mart skipped"
+)
+
 // buildMarts computes every mart whose input tables are loaded (or already
 // loaded) in this run, and proves each with gate 4's mart check.
-func buildMarts(ctx context.Context, p *plan.Plan, sk sink.Sink, runID string, tables []*run.TableResult) []reports.MartReport {
+func buildMarts(ctx context.Context, p *plan.Plan, sk sink.Sink, runID string, tables []*run.TableResult, prog *run.Progress) []reports.MartReport {
 	byName := map[string]*run.TableResult{}
 	for _, tr := range tables {
 		byName[tr.Name] = tr
@@ -411,16 +426,20 @@ func buildMarts(ctx context.Context, p *plan.Plan, sk sink.Sink, runID string, t
 			bases[from] = tr.Table
 		}
 		if !ready {
-			continue // not every input is part of this run
+			prog.Finish(name, PhaseMartSkipped) // queued, but an input failed
+			continue                            // not every input is part of this run
 		}
+		prog.SetPhase(name, PhaseBuildingMart)
 		res, err := mart.Build(ctx, p, sk, name, inputs, mart.Options{RunID: runID})
 		if err != nil {
 			mr.Status, mr.Error = "failed", err.Error()
 			out = append(out, mr)
+			prog.Finish(name, run.StatusFailed)
 			continue
 		}
 		mr.Table, mr.Status, mr.LoadID, mr.SnapshotID, mr.Rows, mr.FactRows = res.Table, res.Status, res.LoadID, res.Commit.SnapshotID, res.Rows, res.FactRows
 		if res.Status != "empty" && res.Handle != nil {
+			prog.SetPhase(name, PhaseReconcilingMart)
 			rec, err := gates.ReconcileMart(ctx, p, name, res.Handle, bases)
 			if err != nil {
 				mr.Reconciliation = gates.Fail
@@ -429,6 +448,7 @@ func buildMarts(ctx context.Context, p *plan.Plan, sk sink.Sink, runID string, t
 				mr.Reconciliation, mr.Checks = rec.Status, rec.Checks
 			}
 		}
+		prog.Finish(name, PhaseMartBuilt)
 		out = append(out, mr)
 	}
 	return out

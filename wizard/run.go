@@ -45,7 +45,17 @@ type tableRow struct {
 	name, phase               string
 	read, loaded, quarantined int64
 	bytes, total              int64
-	elapsed                   time.Duration
+	started, finished         time.Time
+}
+
+// RateWindow is how far back rows/s and the time left look while a table
+// is active.
+const RateWindow = 3 * time.Second
+
+// sample is one poll of a table's counters, for the moving window.
+type sample struct {
+	at          time.Time
+	rows, bytes int64
 }
 
 type runKeys struct {
@@ -63,6 +73,8 @@ type runScreen struct {
 	plan    *plan.Plan
 	snap    func() []*run.TableProgress
 	rows    []tableRow
+	order   []string            // the run's tables in load order, known before it starts
+	window  map[string][]sample // recent polls per table, within RateWindow
 	started time.Time
 	ended   time.Time
 	cancel  context.CancelFunc
@@ -138,6 +150,9 @@ func (s *runScreen) start(d Deps, ws flow.Workspace, parent context.Context) tea
 	prog := &run.Progress{}
 	s.cancel, s.snap, s.state, s.rows, s.outcome, s.err = cancel, prog.Snapshot, rsRunning, nil, nil, nil
 	s.started, s.ended = s.now(), time.Time{}
+	// Every table of the run shows, queued, from the first frame.
+	s.order, s.window = run.RunOrder(s.plan, nil), map[string][]sample{}
+	s.poll()
 	// A person starting the run in the wizard chose to run now: like
 	// `lima-tui run --force`, the schedule's window does not apply.
 	o := flow.RunOptions{Workspace: ws, Plan: s.plan, Progress: prog, Force: true}
@@ -148,41 +163,144 @@ func (s *runScreen) start(d Deps, ws flow.Workspace, parent context.Context) tea
 	return tea.Batch(do, s.tick(), s.spin.Tick)
 }
 
-// poll copies the live counters.
+// poll copies the live counters: every table of the run in load order,
+// queued until the engine reports on it.
 func (s *runScreen) poll() {
 	if s.snap == nil {
 		return
 	}
 	now := s.now()
-	if !s.ended.IsZero() {
-		now = s.ended
+	byName := map[string]tableRow{}
+	var names []string
+	for _, n := range s.order {
+		if _, ok := byName[n]; !ok {
+			byName[n] = tableRow{name: n, phase: run.PhaseQueued}
+			names = append(names, n)
+		}
 	}
-	tps := s.snap()
-	rows := make([]tableRow, 0, len(tps))
-	for _, tp := range tps {
+	for _, tp := range s.snap() {
 		if tp == nil {
 			continue
 		}
 		phase, _ := tp.Phase.Load().(string)
 		r := tableRow{name: tp.Table, phase: phase, read: tp.RowsRead.Load(), loaded: tp.Loaded.Load(),
-			quarantined: tp.Quarantined.Load(), bytes: tp.Bytes.Load(), total: tp.TotalBytes.Load()}
-		if !s.ended.IsZero() {
-			// The engine leaves the table's outcome as its last phase. The
-			// bar measured progress through the input; once done it is gone.
-			r.total = 0
-			switch phase {
-			case "already_loaded", "nothing_to_load", "loaded", "failed":
-				r.phase = strings.ReplaceAll(phase, "_", " ")
-			default:
-				r.phase = "finished"
-			}
+			quarantined: tp.Quarantined.Load(), bytes: tp.Bytes.Load(), total: tp.TotalBytes.Load(),
+			started: tp.StartedAt(), finished: tp.FinishedAt()}
+		if _, ok := byName[r.name]; !ok {
+			names = append(names, r.name)
 		}
-		if !tp.Started.IsZero() {
-			r.elapsed = now.Sub(tp.Started)
+		byName[r.name] = r
+	}
+	if s.window == nil {
+		s.window = map[string][]sample{}
+	}
+	rows := make([]tableRow, 0, len(names))
+	for _, n := range names {
+		r := byName[n]
+		if !r.started.IsZero() && r.finished.IsZero() {
+			w := append(s.window[n], sample{at: now, rows: r.read, bytes: r.bytes})
+			// Keep the newest sample at or before the window's start, and
+			// everything after it.
+			i := 0
+			for i+1 < len(w) && !w[i+1].at.After(now.Add(-RateWindow)) {
+				i++
+			}
+			s.window[n] = w[i:]
 		}
 		rows = append(rows, r)
 	}
 	s.rows = rows
+}
+
+// phaseLabels are the words the board shows for the engine's and flow's
+// phases.
+var phaseLabels = map[string]string{
+	run.PhaseQueued:           "queued",
+	"waiting":                 "starting",
+	"opening table":           "opening",
+	"listing":                 "listing files",
+	"landing raw":             "landing raw/",
+	"loading":                 "reading",
+	"reading keys":            "reading keys",
+	"reading changes":         "reading",
+	"staging":                 "writing",
+	"committing":              "committing",
+	run.StatusLoaded:          "loaded",
+	run.StatusAlreadyLoaded:   "already loaded",
+	run.StatusFailed:          "failed",
+	flow.PhaseReconciling:     "reconciling (gate 4)",
+	flow.PhaseReconciled:      "done",
+	flow.PhaseBuildingMart:    "building mart",
+	flow.PhaseReconcilingMart: "reconciling (gate 4)",
+	flow.PhaseMartBuilt:       "done",
+	flow.PhaseMartSkipped:     "skipped",
+}
+
+// loadDone is whether the table's load has ended (its bar is final).
+func (r tableRow) loadDone() bool { return !r.finished.IsZero() }
+
+// view is the row as the board shows it.
+func (s *runScreen) view(r tableRow) ui.ProgressRow {
+	now := s.now()
+	ended := !s.ended.IsZero()
+	label, ok := phaseLabels[r.phase]
+	if !ok {
+		label = strings.ReplaceAll(r.phase, "_", " ")
+	}
+	if ended && r.phase == run.StatusLoaded {
+		label = "done" // gate 4 did not re-read it (no scanner): its load is its end
+	}
+	busy := r.phase == flow.PhaseReconciling || r.phase == flow.PhaseBuildingMart || r.phase == flow.PhaseReconcilingMart
+	st := ui.StatusRunning
+	switch {
+	case r.phase == run.PhaseQueued && ended:
+		label, st = "not run", ui.StatusSkipped
+	case r.phase == run.PhaseQueued:
+		st = ui.StatusPending
+	case r.phase == run.StatusFailed:
+		st = ui.StatusFailed
+	case r.phase == flow.PhaseMartSkipped:
+		st = ui.StatusSkipped
+	case r.loadDone() && !busy:
+		st = ui.StatusOK
+		if r.quarantined > 0 {
+			st = ui.StatusWarn
+		}
+	case ended:
+		label, st = "stopped", ui.StatusSkipped
+	}
+	pr := ui.ProgressRow{Name: r.name, State: label, Status: st, Rows: r.read, Held: r.quarantined, Frac: -1, RowsPerSec: -1, MBPerSec: -1}
+	switch {
+	case r.started.IsZero():
+		pr.Rows, pr.Held = -1, -1
+	case r.loadDone():
+		// Final: the whole input was read; the rate is the load's average.
+		if r.phase != run.StatusFailed {
+			pr.Frac = 1
+		} else if r.total > 0 {
+			pr.Frac = min(float64(r.bytes)/float64(r.total), 0.99)
+		}
+		if d := r.finished.Sub(r.started); d > 0 && r.read > 0 {
+			pr.RowsPerSec, pr.MBPerSec = rate(r.read, d), rate(r.bytes, d)/1e6
+		}
+	default:
+		if r.total > 0 {
+			pr.Frac = min(float64(r.bytes)/float64(r.total), 0.99)
+		}
+		w := s.window[r.name]
+		if len(w) >= 2 {
+			first, last := w[0], w[len(w)-1]
+			if d := last.at.Sub(first.at); d > 0 {
+				pr.RowsPerSec, pr.MBPerSec = rate(last.rows-first.rows, d), rate(last.bytes-first.bytes, d)/1e6
+				if bps := rate(last.bytes-first.bytes, d); r.total > r.bytes && bps > 0 {
+					pr.ETA = time.Duration(float64(r.total-r.bytes) / bps * float64(time.Second))
+				}
+			}
+		} else if d := now.Sub(r.started); d > 0 && r.read > 0 {
+			pr.RowsPerSec, pr.MBPerSec = rate(r.read, d), rate(r.bytes, d)/1e6
+		}
+	}
+	return pr
 }
 
 // Update handles the run's messages and keys.
@@ -315,37 +433,16 @@ func (s *runScreen) Render() string {
 	return strings.Join(b, "\n")
 }
 
-// table renders one row per table; a bar only when the total is known.
+// table renders the progress board: one row per table of the run.
 func (s *runScreen) table() []string {
-	t := s.theme
-	nw := 8
-	for _, r := range s.rows {
-		nw = max(nw, ui.Width(ui.Sanitize(r.name)))
-	}
-	nw = min(nw, max(8, s.w-62))
-	hdr := fmt.Sprintf("  %-*s %-12s %12s %10s %8s %10s", nw, "table", "phase", "rows", "rows/s", "MB/s", "exceptions")
-	out := []string{t.Muted.Render(ui.Fit(hdr, s.w))}
 	if len(s.rows) == 0 {
-		return append(out, t.Muted.Render("  waiting for the first table…"))
+		return []string{s.theme.Muted.Render("  waiting for the first table…")}
 	}
+	rows := make([]ui.ProgressRow, 0, len(s.rows))
 	for _, r := range s.rows {
-		st := ui.StatusRunning
-		if s.state == rsDone || s.state == rsFailed {
-			st = ui.StatusOK
-			if r.quarantined > 0 {
-				st = ui.StatusWarn
-			}
-		}
-		name := ui.Fit(ui.Sanitize(r.name), nw)
-		name += strings.Repeat(" ", max(0, nw-ui.Width(name)))
-		line := fmt.Sprintf("%s %s %-12s %12s %10s %8.1f %10s", t.Status(st), name,
-			ui.Fit(ui.Sanitize(r.phase), 12), ui.Count(r.read), ui.Count(int64(rate(r.read, r.elapsed))), rate(r.bytes, r.elapsed)/1e6, ui.Count(r.quarantined))
-		if r.total > 0 && s.w-ui.Width(line) >= 14 {
-			line += " " + ui.Bar(min(22, s.w-ui.Width(line)-7), float64(r.bytes)/float64(r.total)) + fmt.Sprintf(" %3.0f%%", 100*float64(r.bytes)/float64(r.total))
-		}
-		out = append(out, ui.Fit(line, s.w))
+		rows = append(rows, s.view(r))
 	}
-	return out
+	return ui.ProgressBoard(s.theme, s.w, rows)
 }
 
 func (s *runScreen) doneLines() []string {

@@ -407,14 +407,16 @@ func TestRunScreen(t *testing.T) {
 	ctx := <-started
 
 	// Fake live counters, polled by the tick.
-	a := &run.TableProgress{Table: "suppliers", Started: t0}
+	a := &run.TableProgress{Table: "suppliers"}
+	a.MarkStarted(t0)
 	a.Phase.Store("loading")
 	a.RowsRead.Store(1200)
 	a.Loaded.Store(1190)
 	a.Quarantined.Store(8)
 	a.Bytes.Store(2_500_000)
 	a.TotalBytes.Store(5_000_000)
-	b := &run.TableProgress{Table: "inspections\x1b[2J", Started: t0.Add(5 * time.Second)}
+	b := &run.TableProgress{Table: "inspections\x1b[2J"}
+	b.MarkStarted(t0.Add(5 * time.Second))
 	b.Phase.Store("listing")
 	b.RowsRead.Store(30000)
 	b.Bytes.Store(10_000_000)
@@ -443,6 +445,9 @@ func TestRunScreen(t *testing.T) {
 	// Run again to completion.
 	h.key("r")
 	<-started
+	// The engine ends the load; flow's gate 4 re-read is its last word.
+	a.MarkFinished(t0.Add(10 * time.Second))
+	a.Phase.Store(flow.PhaseReconciled)
 	h.m.run.snap = func() []*run.TableProgress { return []*run.TableProgress{a} }
 	close(release)
 	// The run's result arrives after feed stopped waiting for it; deliver

@@ -336,23 +336,43 @@ func reportProgress(p *run.Progress, done <-chan struct{}, w io.Writer) {
 		case <-done:
 			return
 		case <-t.C:
-			for _, tp := range p.Snapshot() {
-				phase, _ := tp.Phase.Load().(string)
-				if phase != "loading" && phase != "committing" {
-					continue
-				}
-				secs := time.Since(tp.Started).Seconds()
-				rate := float64(tp.RowsRead.Load()) / max(secs, 0.001)
-				mbs := float64(tp.Bytes.Load()) / 1e6 / max(secs, 0.001)
-				line := fmt.Sprintf("lima: %s: %s — %d rows read, %d loaded, %d held back, %.0f rows/s, %.1f MB/s",
-					tp.Table, phase, tp.RowsRead.Load(), tp.Loaded.Load(), tp.Quarantined.Load(), rate, mbs)
-				if tot := tp.TotalBytes.Load(); tot > 0 {
-					line += fmt.Sprintf(", %.0f%% of input", 100*float64(min(tp.Bytes.Load(), tot))/float64(tot))
-				}
-				fmt.Fprintln(w, ui.Sanitize(line))
+			for _, l := range progressLines(p.Snapshot(), time.Now()) {
+				fmt.Fprintln(w, l)
 			}
 		}
 	}
+}
+
+// progressLines are the headless progress lines for the tables at work:
+// a load's counters (rates over its life so far), or gate 4's re-read and
+// a mart's build by name.
+func progressLines(snap []*run.TableProgress, now time.Time) []string {
+	var out []string
+	for _, tp := range snap {
+		phase, _ := tp.Phase.Load().(string)
+		var line string
+		switch phase {
+		case "loading", "reading keys", "reading changes", "staging", "committing":
+			secs := now.Sub(tp.StartedAt()).Seconds()
+			rate := float64(tp.RowsRead.Load()) / max(secs, 0.001)
+			mbs := float64(tp.Bytes.Load()) / 1e6 / max(secs, 0.001)
+			line = fmt.Sprintf("lima: %s: %s — %d rows read, %d loaded, %d held back, %.0f rows/s, %.1f MB/s",
+				tp.Table, phase, tp.RowsRead.Load(), tp.Loaded.Load(), tp.Quarantined.Load(), rate, mbs)
+			if tot := tp.TotalBytes.Load(); tot > 0 {
+				line += fmt.Sprintf(", %.0f%% of input", 100*float64(min(tp.Bytes.Load(), tot))/float64(tot))
+			}
+		case flow.PhaseReconciling:
+			line = fmt.Sprintf("lima: %s: reconciling (gate 4) — %d rows read", tp.Table, tp.RowsRead.Load())
+		case flow.PhaseReconcilingMart:
+			line = fmt.Sprintf("lima: %s: reconciling the mart (gate 4)", tp.Table)
+		case flow.PhaseBuildingMart:
+			line = fmt.Sprintf("lima: %s: building mart", tp.Table)
+		default:
+			continue
+		}
+		out = append(out, ui.Sanitize(line))
+	}
+	return out
 }
 
 func printSummary(w io.Writer, r *reports.Report) {

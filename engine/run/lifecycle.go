@@ -137,6 +137,7 @@ func (lc *lifecycle) live(ctx context.Context, m lifeSteps) *TableResult {
 		if tr.Err != nil {
 			tr.Status = StatusFailed
 		}
+		lc.prog.MarkFinished(now)
 		lc.prog.Phase.Store(tr.Status)
 	}()
 	done, err := m.open(ctx)

@@ -218,13 +218,35 @@ type TableProgress struct {
 	Quarantined atomic.Int64
 	Bytes       atomic.Int64
 	TotalBytes  atomic.Int64
-	Started     time.Time
+	// start and end: when the table's load began and ended (unix nanos; 0:
+	// not yet). A queued table has neither.
+	start, end atomic.Int64
 }
 
-func (p *Progress) table(name string) *TableProgress {
-	if p == nil {
-		return &TableProgress{Table: name}
+// MarkStarted records when the table's work began (the first call wins).
+func (tp *TableProgress) MarkStarted(t time.Time) { tp.start.CompareAndSwap(0, t.UnixNano()) }
+
+// MarkFinished records when the table's load ended (the first call wins).
+func (tp *TableProgress) MarkFinished(t time.Time) { tp.end.CompareAndSwap(0, t.UnixNano()) }
+
+// StartedAt is when the table's work began; zero while it is queued.
+func (tp *TableProgress) StartedAt() time.Time { return unixNano(tp.start.Load()) }
+
+// FinishedAt is when the table's load ended; zero while it is going.
+func (tp *TableProgress) FinishedAt() time.Time { return unixNano(tp.end.Load()) }
+
+func unixNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
 	}
+	return time.Unix(0, n)
+}
+
+// PhaseQueued is the phase of a table the run has not started yet.
+const PhaseQueued = "queued"
+
+// entry returns the table's counters, registering it (queued) if new.
+func (p *Progress) entry(name string) *TableProgress {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.tables == nil {
@@ -232,21 +254,106 @@ func (p *Progress) table(name string) *TableProgress {
 	}
 	tp := p.tables[name]
 	if tp == nil {
-		tp = &TableProgress{Table: name, Started: time.Now()}
-		tp.Phase.Store("waiting")
+		tp = &TableProgress{Table: name}
+		tp.Phase.Store(PhaseQueued)
 		p.tables[name] = tp
 		p.order = append(p.order, name)
 	}
 	return tp
 }
 
-// Snapshot returns the tables' progress in start order.
+// table is the table's counters as its load starts.
+func (p *Progress) table(name string) *TableProgress {
+	if p == nil {
+		return &TableProgress{Table: name}
+	}
+	tp := p.entry(name)
+	tp.Phase.Store("waiting")
+	tp.MarkStarted(time.Now())
+	return tp
+}
+
+// Queue registers tables the run will work on, in that order, as queued,
+// so that every one of them is visible before it starts. Names already
+// registered keep their place.
+func (p *Progress) Queue(names ...string) {
+	if p == nil {
+		return
+	}
+	for _, n := range names {
+		p.entry(n)
+	}
+}
+
+// lookup returns a registered table's counters, or nil.
+func (p *Progress) lookup(name string) *TableProgress {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tables[name]
+}
+
+// SetPhase records the phase of a registered table for work after (or
+// besides) its load: gate 4's re-read, a mart's build. The first phase set
+// starts its clock. A table never registered is left out.
+func (p *Progress) SetPhase(name, phase string) {
+	tp := p.lookup(name)
+	if tp == nil {
+		return
+	}
+	tp.Phase.Store(phase)
+	tp.MarkStarted(time.Now())
+}
+
+// Finish records a registered table's last phase and ends its clock.
+func (p *Progress) Finish(name, phase string) {
+	tp := p.lookup(name)
+	if tp == nil {
+		return
+	}
+	tp.MarkStarted(time.Now())
+	tp.MarkFinished(time.Now())
+	tp.Phase.Store(phase)
+}
+
+// Snapshot returns the tables' progress in the order they were registered.
 func (p *Progress) Snapshot() []*TableProgress {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := make([]*TableProgress, 0, len(p.order))
 	for _, n := range p.order {
 		out = append(out, p.tables[n])
+	}
+	return out
+}
+
+// RunOrder is the tables a run of p works on, in the order it works on
+// them: the base tables (only those in only, when given) in load order,
+// then every mart all of whose inputs are among them.
+func RunOrder(p *plan.Plan, only []string) []string {
+	var base []string
+	for _, n := range p.TableNames() {
+		t := p.Tables[n]
+		if (t.Type != "" && t.Type != "base") || (len(only) > 0 && !slices.Contains(only, n)) {
+			continue
+		}
+		base = append(base, n)
+	}
+	out := loadOrder(p, base)
+	for _, n := range p.TableNames() {
+		t := p.Tables[n]
+		if !t.Built() {
+			continue
+		}
+		all := true
+		for _, f := range t.From {
+			all = all && slices.Contains(base, f)
+		}
+		if all {
+			out = append(out, n)
+		}
 	}
 	return out
 }
@@ -275,7 +382,13 @@ func Load(ctx context.Context, o Options) (*Result, error) {
 		names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !slices.Contains(o.Tables, n) })
 	}
 	res := &Result{RunID: o.RunID, Started: time.Now().UTC()}
-	for _, name := range loadOrder(o.Plan, names) {
+	order := loadOrder(o.Plan, names)
+	for _, name := range order {
+		if t := o.Plan.Tables[name]; t.Type == "" || t.Type == "base" {
+			o.Progress.Queue(name)
+		}
+	}
+	for _, name := range order {
 		t := o.Plan.Tables[name]
 		if t.Type != "" && t.Type != "base" {
 			continue
