@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/lima-lake/lima/engine/plan"
 )
@@ -56,7 +57,8 @@ func AdoptFix(planPath, prefix string) string {
 // OwnerRefusal is the detail of a refusal: the lake at st.Location belongs
 // to another workspace.
 func OwnerRefusal(st OwnerState) string {
-	d := fmt.Sprintf("the lake %s is owned by %s, not by this workspace (%s)", st.Location, OwnerDescription(st.Owner), st.Workspace)
+	lake := strings.TrimSuffix(strings.TrimSuffix(st.Location, OwnerMarkerName), "/")
+	d := fmt.Sprintf("the lake %s is owned by %s, not by this workspace (%s; marker %s)", lake, OwnerDescription(st.Owner), st.Workspace, st.Location)
 	if st.Owner.Workspace == st.Workspace {
 		d += "; it names this folder under another id: was .lima/ removed or the workspace copied?"
 	}

@@ -27,7 +27,7 @@ func TestCheckOwner(t *testing.T) {
 		{"ours", OwnerState{Location: loc, Workspace: "/srv/b", Claimed: true, Owner: mine, Ours: true, WorkspaceID: mine.WorkspaceID}, nil, Pass,
 			[]string{"owned by this workspace (/srv/b, host h2, claimed 2026-12-02T10:00:00Z): marker " + loc}, ""},
 		{"another's", OwnerState{Location: loc, Workspace: "/srv/b", Claimed: true, Owner: other, WorkspaceID: mine.WorkspaceID}, nil, Fail,
-			[]string{"owned by the workspace /srv/a on host h1 (claimed 2026-12-01T10:00:00Z, id " + other.WorkspaceID + "), not by this workspace (/srv/b)"},
+			[]string{"owned by the workspace /srv/a on host h1 (claimed 2026-12-01T10:00:00Z, id " + other.WorkspaceID + "), not by this workspace (/srv/b; marker " + loc + ")", "the lake /lake/acme.db is owned"},
 			"lima-tui adopt --plan /srv/b/platform.yaml --confirm acme"},
 		{"same folder, another id", OwnerState{Location: loc, Workspace: "/srv/a", Claimed: true, Owner: other}, nil, Fail,
 			[]string{"was .lima/ removed or the workspace copied?"}, "lima-tui adopt"},
