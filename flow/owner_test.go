@@ -148,8 +148,15 @@ func TestTwoWorkspacesOneLake(t *testing.T) {
 		t.Fatalf("the owner's table after the refusals: %v", got)
 	}
 
-	// The owner tears its lake down: the marker goes last, with the
-	// namespace's folder.
+	// The owner tears its lake down: the blast radius names the marker,
+	// which goes last, with the namespace's folder.
+	inv, err := flow.TeardownInventory(ctx, flow.TeardownOptions{Workspace: ws1, Plan: p1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if marker := filepath.Join(lake, "shared.db", gates.OwnerMarkerName); inv.OwnerMarker != marker || !strings.Contains(inv.Summary(), marker+": this workspace's claim on the lake — removed last") {
+		t.Fatalf("the owner's blast radius does not name the marker: %q\n%s", inv.OwnerMarker, inv.Summary())
+	}
 	if _, _, err := flow.Teardown(ctx, flow.TeardownOptions{Workspace: ws1, Plan: p1}, "shared"); err != nil {
 		t.Fatal(err)
 	}

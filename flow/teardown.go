@@ -55,7 +55,13 @@ func TeardownInventory(ctx context.Context, o TeardownOptions) (*gates.Inventory
 	}
 	scope, release := teardownScope(ctx, o)
 	defer release()
-	return gates.BuildInventory(ctx, scope)
+	inv, err := gates.BuildInventory(ctx, scope)
+	if err == nil {
+		if c, _ := readOwnClaim(ctx, o.Workspace, o.Plan); c != nil {
+			inv.OwnerMarker = c.store.location()
+		}
+	}
+	return inv, err
 }
 
 // Teardown takes the run lock, takes a fresh inventory and removes what it
@@ -88,6 +94,9 @@ func Teardown(ctx context.Context, o TeardownOptions, confirm string) (*gates.In
 		}
 	}
 	claim, _ := readOwnClaim(ctx, o.Workspace, o.Plan)
+	if claim != nil {
+		inv.OwnerMarker = claim.store.location()
+	}
 	res, err := gates.Teardown(ctx, inv, confirm, scope)
 	settleClaim(ctx, o.Workspace, o.Plan, claim, err == nil, res)
 	return inv, res, err
