@@ -66,6 +66,9 @@ func Compact(ctx context.Context, o CompactOptions) ([]CompactResult, error) {
 		return nil, err
 	}
 	defer unlock()
+	if err := checkOwner(ctx, o.Workspace, p, "the compaction", true); err != nil {
+		return nil, err
+	}
 	sk, err := OpenSink(ctx, o.Workspace, p, nil)
 	if err != nil {
 		return nil, err

@@ -214,7 +214,7 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 	if err := checkPreconditions(ctx, o); err != nil {
 		return nil, err
 	}
-	sess, err := openSession(ctx, o.Workspace, o.Plan, o.LockWait, o.SinkOptions)
+	sess, err := openSession(ctx, o.Workspace, o.Plan, "the run", o.LockWait, o.SinkOptions)
 	if err != nil {
 		return nil, err
 	}
@@ -500,9 +500,15 @@ type session struct {
 
 // openSession takes the lock, opens the sink and the state store, settles
 // the exceptions of an interrupted run and records the new run.
-func openSession(ctx context.Context, ws Workspace, p *plan.Plan, lockWait time.Duration, tweak func(*icesink.Options)) (*session, error) {
+func openSession(ctx context.Context, ws Workspace, p *plan.Plan, verb string, lockWait time.Duration, tweak func(*icesink.Options)) (*session, error) {
 	unlock, err := Lock(ctx, ws, lockWait)
 	if err != nil {
+		return nil, err
+	}
+	// The lake is this workspace's, or unclaimed and claimed now, before
+	// anything is written to it (flow/owner.go).
+	if err := checkOwner(ctx, ws, p, verb, true); err != nil {
+		unlock()
 		return nil, err
 	}
 	s := &session{unlock: unlock}

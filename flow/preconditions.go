@@ -42,6 +42,10 @@ func ProbeFor(ws Workspace, p *plan.Plan) gates.Probe {
 		StateDir:  ws.StateDir(),
 		Catalog:   func(ctx context.Context) (gates.StoreState, error) { return probeCatalog(ctx, ws, p) },
 		State:     func(ctx context.Context) (gates.StoreState, error) { return probeState(ctx, ws, p) },
+		Owner: func(ctx context.Context) (gates.OwnerState, error) {
+			st, _, err := ownerState(ctx, ws, p)
+			return st, err
+		},
 	}
 }
 

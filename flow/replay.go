@@ -22,7 +22,7 @@ type ReplayOptions struct {
 // Replay commits the fixed exceptions that now pass, proves them with gate
 // 4 and writes a report like any run.
 func Replay(ctx context.Context, o ReplayOptions) (*Outcome, error) {
-	sess, err := openSession(ctx, o.Workspace, o.Plan, 0, nil)
+	sess, err := openSession(ctx, o.Workspace, o.Plan, "the replay", 0, nil)
 	if err != nil {
 		return nil, err
 	}

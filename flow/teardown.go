@@ -50,9 +50,18 @@ func TeardownInventory(ctx context.Context, o TeardownOptions) (*gates.Inventory
 		return nil, err
 	}
 	defer unlock()
+	if err := checkOwner(ctx, o.Workspace, o.Plan, "the teardown", false); err != nil {
+		return nil, err
+	}
 	scope, release := teardownScope(ctx, o)
 	defer release()
-	return gates.BuildInventory(ctx, scope)
+	inv, err := gates.BuildInventory(ctx, scope)
+	if err == nil {
+		if c, _ := readOwnClaim(ctx, o.Workspace, o.Plan); c != nil {
+			inv.OwnerMarker = c.store.location()
+		}
+	}
+	return inv, err
 }
 
 // Teardown takes the run lock, takes a fresh inventory and removes what it
@@ -66,6 +75,10 @@ func Teardown(ctx context.Context, o TeardownOptions, confirm string) (*gates.In
 		return nil, nil, err
 	}
 	defer unlock()
+	// A lake another workspace owns is never torn down from here.
+	if err := checkOwner(ctx, o.Workspace, o.Plan, "the teardown", false); err != nil {
+		return nil, nil, err
+	}
 	scope, release := teardownScope(ctx, o)
 	defer release()
 	inv, err := gates.BuildInventory(ctx, scope)
@@ -80,8 +93,71 @@ func Teardown(ctx context.Context, o TeardownOptions, confirm string) (*gates.In
 			return inv, res, fmt.Errorf("%w: %s", gates.ErrNotConfirmed, detail)
 		}
 	}
+	claim, _ := readOwnClaim(ctx, o.Workspace, o.Plan)
+	if claim != nil {
+		inv.OwnerMarker = claim.store.location()
+	}
 	res, err := gates.Teardown(ctx, inv, confirm, scope)
+	settleClaim(ctx, o.Workspace, o.Plan, claim, err == nil, res)
 	return inv, res, err
+}
+
+// ownClaim is this workspace's marker as it was before a teardown.
+type ownClaim struct {
+	store markerStore
+	b     []byte
+}
+
+// readOwnClaim returns this workspace's marker (nil when the lake is
+// unclaimed or has no marker).
+func readOwnClaim(ctx context.Context, ws Workspace, p *plan.Plan) (*ownClaim, error) {
+	st, store, err := ownerState(ctx, ws, p)
+	if err != nil || store == nil || !st.Ours {
+		return nil, err
+	}
+	b, ok, err := store.read(ctx)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &ownClaim{store: store, b: b}, nil
+}
+
+// settleClaim removes the marker last, after everything else of the lake
+// went (done); when the teardown did not finish the claim stays — and is
+// written again if the removal of the namespace's folder took it while
+// other files of the lake remain.
+func settleClaim(ctx context.Context, ws Workspace, p *plan.Plan, c *ownClaim, done bool, res *gates.TeardownResult) {
+	if c == nil {
+		return
+	}
+	if done {
+		if err := c.store.remove(ctx); err != nil && res != nil {
+			res.Findings = append(res.Findings, gates.Finding{Name: "ownership marker", Status: gates.Fail,
+				Detail: fmt.Sprintf("removing the marker %s failed: %v", c.store.location(), err), Fix: "remove it by hand"})
+			return
+		}
+		if lm, ok := c.store.(localMarker); ok {
+			_ = os.Remove(filepath.Dir(string(lm))) // the namespace folder, when empty now
+		}
+		return
+	}
+	if st, _, err := ownerState(ctx, ws, p); err == nil && !st.Claimed && namespaceHasFiles(ctx, c.store) {
+		_, _ = c.store.create(ctx, c.b)
+	}
+}
+
+// namespaceHasFiles reports whether anything but the marker is left in the
+// marker's folder (prefix).
+func namespaceHasFiles(ctx context.Context, m markerStore) bool {
+	switch m := m.(type) {
+	case localMarker:
+		es, err := os.ReadDir(filepath.Dir(string(m)))
+		return err == nil && len(es) > 0
+	case s3Marker:
+		objs, err := m.c.List(ctx, m.u.Bucket, strings.TrimSuffix(m.u.Key, gates.OwnerMarkerName))
+		return err == nil && len(objs) > 0
+	}
+	return false
 }
 
 // BlastRadiusGrew lists the tables and folders that fresh would remove and

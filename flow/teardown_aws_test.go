@@ -101,10 +101,15 @@ func TestTeardownHiveGlue(t *testing.T) {
 			}
 			// The files listed are exactly the files under the table folders.
 			var listed int64
+			nsListed := false
 			for _, a := range inv.Areas {
 				if a.Kind == gates.AreaTable || a.Kind == gates.AreaNamespace {
 					listed += a.Files
 				}
+				nsListed = nsListed || a.Kind == gates.AreaNamespace
+			}
+			if !nsListed && inv.OwnerMarker == filepath.Join(ws.Warehouse(p), p.Namespace(), gates.OwnerMarkerName) {
+				listed++ // the ownership marker (outside the kept namespace folder's areas), removed last
 			}
 			onDisk := 0
 			for _, v := range listing(t, filepath.Join(ws.Warehouse(p), p.Namespace())) {
@@ -393,6 +398,9 @@ func TestTeardownHiveLocal(t *testing.T) {
 		if a.Kind == gates.AreaNamespace {
 			t.Errorf("the namespace folder is in the blast radius though it holds a foreign folder")
 		}
+	}
+	if inv.OwnerMarker == filepath.Join(nsDir, gates.OwnerMarkerName) {
+		listed++ // the ownership marker, removed last
 	}
 	if listed != int64(planFiles) || planFiles == 0 || tables != len(p.Tables) || inv.Total.Tables != len(p.Tables) {
 		t.Errorf("blast radius: %d files in %d table folders (%d tables in all); the plan wrote %d files for %d tables", listed, tables, inv.Total.Tables, planFiles, len(p.Tables))

@@ -60,6 +60,9 @@ type Probe struct {
 	Catalog func(ctx context.Context) (StoreState, error)
 	// State opens the state store (SQLite or PostgreSQL) and closes it.
 	State func(ctx context.Context) (StoreState, error)
+	// Owner reads the lake's ownership marker (flow/owner.go); nil: the
+	// ownership is not checked.
+	Owner func(ctx context.Context) (OwnerState, error)
 
 	// Timeout bounds each check (default 15s).
 	Timeout time.Duration
@@ -113,10 +116,11 @@ type preCheck struct {
 }
 
 // Preconditions is gate 2: the sources are reachable and readable, the
-// target is writable, the catalog and the state store open, there is disk,
-// memory and a plausible clock. Findings come in a fixed order: sources,
-// tables, target, catalog and namespace, state store, disk, memory, clock,
-// then AWS. A check that does not answer within the timeout fails.
+// target is writable, the catalog and the state store open, the lake is
+// this workspace's (or unclaimed), there is disk, memory and a plausible
+// clock. Findings come in a fixed order: sources, tables, target, catalog
+// and namespace, state store, lake ownership, disk, memory, clock, then
+// AWS. A check that does not answer within the timeout fails.
 func Preconditions(ctx context.Context, p *plan.Plan, pr Probe) []Finding {
 	if pr.Timeout <= 0 {
 		pr.Timeout = DefaultPreconditionTimeout
@@ -149,6 +153,7 @@ func Preconditions(ctx context.Context, p *plan.Plan, pr Probe) []Finding {
 		preCheck{"target writable", func(ctx context.Context) []Finding { return []Finding{pr.checkTarget(ctx)} }},
 		preCheck{"catalog", func(ctx context.Context) []Finding { return pr.checkCatalog(ctx, p) }},
 		preCheck{"state store", func(ctx context.Context) []Finding { return []Finding{pr.checkState(ctx, p)} }},
+		preCheck{"lake ownership", func(ctx context.Context) []Finding { return []Finding{pr.checkOwner(ctx, p)} }},
 		preCheck{"disk space", func(ctx context.Context) []Finding { return []Finding{pr.checkDisk(ctx, p)} }},
 		preCheck{"memory", func(context.Context) []Finding { return []Finding{pr.checkMemory()} }},
 		preCheck{"clock", func(context.Context) []Finding { return []Finding{pr.checkClock(p)} }},

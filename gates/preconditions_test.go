@@ -47,6 +47,9 @@ func preWorkspace(t *testing.T) (*plan.Plan, Probe) {
 		State: func(context.Context) (StoreState, error) {
 			return StoreState{Missing: true, Path: filepath.Join(state, "state.db")}, nil
 		},
+		Owner: func(context.Context) (OwnerState, error) {
+			return OwnerState{Location: filepath.Join(dir, "lake", "acme.db", OwnerMarkerName), Workspace: dir}, nil
+		},
 		Timeout:   5 * time.Second,
 		Now:       func() time.Time { return preNow },
 		Reference: preRef,
@@ -74,7 +77,7 @@ func TestPreconditionsPass(t *testing.T) {
 			t.Errorf("%s: %s — %s", f.Name, f.Status, f.Detail)
 		}
 	}
-	want := "source in pass|table t pass|target writable pass|catalog pass|namespace acme pass|state store pass|disk space pass|memory pass|clock pass"
+	want := "source in pass|table t pass|target writable pass|catalog pass|namespace acme pass|state store pass|lake ownership pass|disk space pass|memory pass|clock pass"
 	if got := strings.Join(names, "|"); got != want {
 		t.Fatalf("findings\n got  %s\n want %s", got, want)
 	}

@@ -159,8 +159,12 @@ type Inventory struct {
 	// warehouse on S3).
 	Prefixes []PrefixInventory `json:"prefixes,omitempty"`
 	State    StateInventory    `json:"state"`
-	Kept     []KeptItem        `json:"kept"`
-	Total    InventoryTotals   `json:"total"`
+	// OwnerMarker is this workspace's ownership marker of the lake (path or
+	// s3:// URI), removed last, after everything else went; empty when the
+	// lake has none.
+	OwnerMarker string          `json:"owner_marker,omitempty"`
+	Kept        []KeptItem      `json:"kept"`
+	Total       InventoryTotals `json:"total"`
 	// Findings: a failed one blocks the teardown; a warning says what is
 	// kept and why.
 	Findings []Finding `json:"findings"`
@@ -262,7 +266,7 @@ func (inv *Inventory) Blocked() bool {
 
 // Empty reports whether there is nothing left to remove.
 func (inv *Inventory) Empty() bool {
-	if inv.Catalog.DropTables > 0 || inv.Catalog.DropNamespace || len(inv.Areas) > 0 || len(inv.Prefixes) > 0 {
+	if inv.Catalog.DropTables > 0 || inv.Catalog.DropNamespace || len(inv.Areas) > 0 || len(inv.Prefixes) > 0 || inv.OwnerMarker != "" {
 		return false
 	}
 	return true

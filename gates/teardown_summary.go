@@ -135,6 +135,10 @@ func (inv *Inventory) Summary() string {
 		b.WriteString("  none\n")
 	}
 
+	if inv.OwnerMarker != "" {
+		fmt.Fprintf(&b, "\nOwnership\n  %s: this workspace's claim on the lake — removed last, once everything above is gone\n", inv.OwnerMarker)
+	}
+
 	fmt.Fprintf(&b, "\nIn all: %d table(s) dropped, %s removed", inv.Total.Tables, countBytes(inv.Total.Files, inv.Total.Bytes))
 	if inv.Total.Symlinks > 0 {
 		fmt.Fprintf(&b, ", %d link(s) removed as links (what they point to is kept)", inv.Total.Symlinks)

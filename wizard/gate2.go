@@ -161,7 +161,7 @@ func expectedChecks(p *plan.Plan) []string {
 			out = append(out, "table "+n)
 		}
 	}
-	return append(out, "target writable", "catalog", "state store", "disk space", "memory", "clock")
+	return append(out, "target writable", "catalog", "state store", "lake ownership", "disk space", "memory", "clock")
 }
 
 func (s *gate2Screen) Render() string {

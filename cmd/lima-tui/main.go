@@ -71,6 +71,8 @@ Usage:
                                            run on the plan's cron, in the foreground
   lima-tui teardown [--plan F] [--confirm PREFIX] [--by NAME] [--json]
                                            gate 5: blast radius; remove after the prefix
+  lima-tui adopt [--plan F] [--confirm PREFIX] [--json]
+                                           take over a lake another workspace owns (after the prefix)
 
 Exit codes: 0 ok; 1 error (nothing half-visible); 2 usage; 3 loaded but gate 4 failed;
 4 a precondition failed, nothing written.
@@ -120,6 +122,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return cmdSchedule(ctx, rest, stdout, stderr)
 	case "compact":
 		return cmdCompact(ctx, rest, stdout, stderr)
+	case "adopt":
+		return cmdAdopt(ctx, rest, stdout, stderr)
 	case "wizard":
 		return cmdWizard(ctx, rest, stdout, stderr)
 	}
