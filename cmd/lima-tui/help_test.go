@@ -15,7 +15,7 @@ func TestHelpExitsZero(t *testing.T) {
 	t.Chdir(dir)
 	verbs := [][]string{{"run"}, {"run", "--watch"}, {"check"}, {"propose"}, {"approve"}, {"init"}, {"demo"},
 		{"exceptions"}, {"exceptions", "list"}, {"exceptions", "show"}, {"exceptions", "export"}, {"report"},
-		{"teardown"}, {"compact"}, {"schedule"}, {"reconcile"}, {"wizard"}}
+		{"teardown"}, {"adopt"}, {"compact"}, {"schedule"}, {"reconcile"}, {"wizard"}}
 	for _, v := range verbs {
 		for _, h := range []string{"-h", "--help"} {
 			code, _, stderr := runCLI(t, append(append([]string{}, v...), h)...)
