@@ -140,7 +140,7 @@ func Markdown(r *Report) string {
 		b.WriteString("\n\n")
 	}
 	b.WriteString("## Exceptions\n\n")
-	fmt.Fprintf(&b, "%d held back (%d whole files).\n\n", r.Exceptions.Total, r.Exceptions.Files)
+	fmt.Fprintf(&b, "%d held back (%s).\n\n", r.Exceptions.Total, WholeFiles(r.Exceptions.Files))
 	for _, k := range sortedInt(r.Exceptions.ByOwner) {
 		fmt.Fprintf(&b, "- owner %s: %d\n", md(k), r.Exceptions.ByOwner[k])
 	}
@@ -272,4 +272,13 @@ func PhasesLine(seconds float64, p Phases) string {
 		line += fmt.Sprintf("; the Parquet writer was busy %.2f s beside the reader", p.WriteBusy)
 	}
 	return line + "."
+}
+
+// WholeFiles counts the exceptions that hold back a whole file: "1 whole
+// file", "3 whole files".
+func WholeFiles(n int64) string {
+	if n == 1 {
+		return "1 whole file"
+	}
+	return fmt.Sprintf("%d whole files", n)
 }
