@@ -296,12 +296,7 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 		rep.SetScheduled(o.Plan, o.ScheduledAt)
 	}
 	rep.AddMarts(marts)
-	for _, id := range sess.Interrupted {
-		rep.Warnings = append(rep.Warnings, "run "+id+" was interrupted (its process ended before it recorded its end); recorded as interrupted; nothing it had not committed is visible")
-	}
-	if sess.Removed > 0 {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d data file(s) that an interrupted load had staged but never committed were removed", sess.Removed))
-	}
+	rep.Warnings = append(rep.Warnings, sess.recovered()...)
 	if o.FirstSeen != nil {
 		rep.Watch = watchReport(res, o.FirstSeen)
 	}
@@ -489,13 +484,26 @@ type session struct {
 	// ended: the run's end is recorded (finish); close records one for a
 	// run that returned without it.
 	ended bool
-	// Interrupted are the runs an earlier process left "running" (it was
+	// interrupted are the runs an earlier process left "running" (it was
 	// killed before it could record its end); openSession recorded them
 	// as interrupted.
-	Interrupted []string
-	// Removed counts the files of interrupted loads' stagings that
+	interrupted []string
+	// removed counts the files of interrupted loads' stagings that
 	// openSession removed (flow/ledger.go removeStaged).
-	Removed int
+	removed int
+}
+
+// recovered says, for the report's warnings, what openSession found of
+// earlier processes that were killed.
+func (s *session) recovered() []string {
+	var out []string
+	for _, id := range s.interrupted {
+		out = append(out, "run "+id+" was interrupted (its process ended before it recorded its end); recorded as interrupted; nothing it had not committed is visible")
+	}
+	if s.removed > 0 {
+		out = append(out, fmt.Sprintf("%d data file(s) that an interrupted load had staged but never committed were removed", s.removed))
+	}
+	return out
 }
 
 // openSession takes the lock, opens the sink and the state store, settles
@@ -537,11 +545,11 @@ func openSession(ctx context.Context, ws Workspace, p *plan.Plan, verb string, l
 		s.close(ctx)
 		return nil, fmt.Errorf("settle the exceptions of an interrupted run: %w", err)
 	}
-	if s.Removed, err = removeStaged(ctx, s.store, s.sink); err != nil {
+	if s.removed, err = removeStaged(ctx, s.store, s.sink); err != nil {
 		s.close(ctx)
 		return nil, fmt.Errorf("remove the files an interrupted load staged: %w", err)
 	}
-	if s.Interrupted, err = markInterrupted(ctx, s.store); err != nil {
+	if s.interrupted, err = markInterrupted(ctx, s.store); err != nil {
 		s.close(ctx)
 		return nil, fmt.Errorf("record the runs an earlier process left unfinished: %w", err)
 	}

@@ -51,6 +51,7 @@ func Replay(ctx context.Context, o ReplayOptions) (*Outcome, error) {
 	}
 	res.Finished = time.Now().UTC()
 	rep := reports.Build(o.Plan, res, recs)
+	rep.Warnings = append(rep.Warnings, sess.recovered()...)
 	path, err := reports.Write(o.Workspace.ReportsDir(), rep, exps)
 	if err != nil {
 		return nil, err

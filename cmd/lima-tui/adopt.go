@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -44,8 +43,7 @@ func cmdAdopt(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "lima-tui adopt: unexpected argument %q\n", ui.Sanitize(fs.Arg(0)))
 		return exitUsage
 	}
-	confirmed := false
-	fs.Visit(func(f *flag.Flag) { confirmed = confirmed || f.Name == "confirm" })
+	confirmed := wasSet(fs, "confirm")
 	p, err := flow.LoadPlan(*planPath)
 	if err != nil {
 		return fail(stderr, err)

@@ -142,6 +142,14 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// wasSet reports whether the flag was given on the command line (an empty
+// --confirm= is given, and refused, not absent).
+func wasSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // parseExit is the exit code of a command whose flags did not parse: 0
 // when the user asked for the help (-h, --help: flag printed the usage), 2
 // for a flag it does not know or a bad value.

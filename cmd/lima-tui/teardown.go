@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -42,12 +41,7 @@ func cmdTeardown(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "lima-tui teardown: unexpected argument %q\n", ui.Sanitize(fs.Arg(0)))
 		return exitUsage
 	}
-	confirmed := false
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "confirm" {
-			confirmed = true
-		}
-	})
+	confirmed := wasSet(fs, "confirm")
 	// The plan is read strictly but not validated: a plan that no longer
 	// validates (a source folder gone) must still be removable.
 	p, err := plan.Load(*planPath)
