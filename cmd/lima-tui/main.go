@@ -46,8 +46,10 @@ Usage:
                                            gate 1: scope & residency → platform.yaml
   lima-tui check [--plan F] [--json] [--timeout 15s]
                                            gate 2: preconditions with evidence (exit 4)
-  lima-tui demo [--dir D] [--headless]      build the demo lake from the bundled dirty ERP sample
-                                           (at a terminal: in the wizard, unless --headless)
+  lima-tui demo [--dir D] [--headless] [--rows N]
+                                           build the demo lake from the bundled dirty ERP sample
+                                           (at a terminal: in the wizard, unless --headless;
+                                           --rows: N more generated inspection rows to watch load)
   lima-tui run [--plan F] [--table T]... [--full-refresh] [--json] [--force] [--wait 30s]
                [--cpuprofile FILE] [--memprofile FILE]
                                            load the approved plan, reconcile, write the report
@@ -187,8 +189,13 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	s3root := fs.String("s3", "", "s3://bucket/prefix: upload the sample files there and keep the lake (and raw/) on S3; endpoint, region and credentials from the AWS environment")
 	theme := fs.String("theme", "", "the wizard's theme: dark, light, projector or mono")
 	accessible := fs.Bool("accessible", false, "ask the gate questions as plain line prompts, without the full-screen wizard")
+	rows := fs.Int64("rows", 0, "also generate this many dirty inspection rows (data/erp/"+demo.VolumeFile+"), so the run takes long enough to watch (a million rows cost about 10 CPU-seconds)")
 	if err := fs.Parse(args); err != nil {
 		return parseExit(err)
+	}
+	if *rows < 0 || (*rows > 0 && *s3root != "") {
+		fmt.Fprintln(stderr, "lima: --rows takes a positive number of rows, and works with the local demo only (not with --s3)")
+		return 2
 	}
 	create := func(dir string, now time.Time) (bool, error) { return demo.Create(dir, now) }
 	if *s3root != "" {
@@ -203,6 +210,12 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lima: demo workspace created in %s (sample data in data/erp, answers in platform.yaml)\n", ui.Sanitize(abs))
 	} else {
 		fmt.Fprintf(stderr, "lima: using the existing demo workspace in %s\n", ui.Sanitize(abs))
+	}
+	if *rows > 0 {
+		if _, err := demo.WriteVolume(*dir, *rows); err != nil {
+			return fail(stderr, err)
+		}
+		fmt.Fprintf(stderr, "lima: %d generated inspection rows in data/erp/%s\n", *rows, demo.VolumeFile)
 	}
 	if *accessible || (!*headless && !*jsonOut && wizardTerminal()) {
 		// A person at a terminal walks the gates on the demo workspace.

@@ -3,6 +3,8 @@
 package fsx
 
 import (
+	"bufio"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -10,6 +12,17 @@ import (
 // WriteFileAtomic writes data to path atomically with mode 0600, creating
 // missing parent folders with mode 0700.
 func WriteFileAtomic(path string, data []byte) error {
+	return WriteAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteAtomic streams what write produces to path atomically with mode
+// 0600 (temp file beside it, fsync, rename), creating missing parent
+// folders with mode 0700: a reader sees the old file or the whole new one,
+// never a part, and nothing is left behind when write fails.
+func WriteAtomic(path string, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -29,7 +42,11 @@ func WriteFileAtomic(path string, data []byte) error {
 	if err := f.Chmod(0o600); err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
+	bw := bufio.NewWriterSize(f, 1<<16)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
 		return err
 	}
 	if err := f.Sync(); err != nil {
