@@ -44,7 +44,7 @@ start=$(date +%s)
 mkdir -p "$tmp/ws"
 # -f /dev/null: no user tmux.conf changes the window.
 tmux -L "$sock" -f /dev/null new-session -d -s walk -x 100 -y 30 \
-  "cd '$tmp/ws' && NO_COLOR=1 TERM=xterm-256color '$tmp/lima-tui' demo --dir demo --theme mono; echo \"WIZARD EXITED \$?\"; sleep 60"
+  "cd '$tmp/ws' && NO_COLOR=1 TERM=xterm-256color '$tmp/lima-tui' demo --dir demo --theme mono --rows 600000; echo \"WIZARD EXITED \$?\"; sleep 60"
 sockpath="$(tmux -L "$sock" display-message -p '#{socket_path}' 2>/dev/null || true)"
 
 n=0
@@ -144,14 +144,25 @@ keys Enter
 # The first live frame: every table of the run is on the board from the
 # start (queued until it starts). The demo's run is short; if it ended
 # before a capture, that is said, not faked.
+# With --rows 600000 the run lasts long enough to see it move: two frames
+# a second apart must show the inspections bar and its time left, and
+# more rows read in the second.
 live=""
-for _ in $(seq 1 30); do
+for _ in $(seq 1 100); do
   cur="$(pane)"
-  if printf '%s\n' "$cur" | grep -qF "ctrl+c cancel the run"; then live="$cur"; break; fi
+  if printf '%s\n' "$cur" | grep -qE "^ [^ ]+ inspections +reading .*\] +[0-9]+% ~[0-9]+[sm]"; then live="$cur"; break; fi
   if printf '%s\n' "$cur" | grep -qF "balance per table"; then break; fi
   sleep 0.1
 done
-wait_for "balance per table" 60
+[ -n "$live" ] || fail "no live frame with the inspections bar and its time left"
+sleep 1
+live2="$(pane)"
+insp_rows() { printf '%s\n' "$1" | awk '$2 == "inspections" { gsub(",", "", $4); print $4; exit }'; }
+r1="$(insp_rows "$live")"; r2="$(insp_rows "$live2")"
+printf '%s\n' "$live2" | grep -qE "^ [^ ]+ inspections +(reading|writing|committing|reconciling|loaded)" || fail "the second frame lost the inspections row"
+[ -n "$r1" ] && [ -n "$r2" ] && [ "$r2" -gt "$r1" ] || fail "the board did not move in a second: inspections rows $r1 then $r2"
+echo "   the live board moved: inspections $r1 → $r2 rows read in a second, with a bar and the time left"
+wait_for "balance per table" 120
 has "✓ run "
 snap run
 report_run="$(ls "$tmp"/ws/demo/reports/*/report.json | head -1)"
