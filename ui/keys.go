@@ -74,6 +74,22 @@ func DefaultGlobalKeys() GlobalKeys {
 	}
 }
 
+// StartKeys open what the last run left, without running again: its gate 4
+// and the exception queue (shown once gate 1's questions are answered).
+type StartKeys struct {
+	LastRun, Queue Binding
+}
+
+// DefaultStartKeys: g the last run's gate 4, e the exception queue; both
+// disabled until the workspace has a run.
+func DefaultStartKeys() StartKeys {
+	const why = "no run in this workspace yet"
+	return StartKeys{
+		LastRun: NewBinding("g", "last run's gate 4", "g").Disable(why),
+		Queue:   NewBinding("e", "exception queue", "e").Disable(why),
+	}
+}
+
 // Typing returns the keys while a text field has the focus: q, ? and /
 // are text then.
 func (k GlobalKeys) Typing(typing bool) GlobalKeys {

@@ -32,6 +32,9 @@ type gate1Screen struct {
 	theme ui.Theme
 	w, h  int
 	keys  gate1Keys
+	// start opens the last run's gate 4 and the queue (the root acts on
+	// them; enabled when the workspace has a run).
+	start ui.StartKeys
 
 	qs       []gates.Question
 	answers  gates.Answers
@@ -124,7 +127,7 @@ func (s *gate1Screen) lookFor(answer string, defaults bool) tea.Cmd {
 }
 
 func newGate1(t ui.Theme) *gate1Screen {
-	return &gate1Screen{theme: t, qs: gates.Questions(), answers: gates.Answers{}, answered: map[string]bool{},
+	return &gate1Screen{theme: t, qs: gates.Questions(), answers: gates.Answers{}, answered: map[string]bool{}, start: ui.DefaultStartKeys(),
 		keys: gate1Keys{
 			Up:       ui.NewBinding("↑/↓", "move", "up", "k"),
 			Down:     ui.NewBinding("↓/j", "down", "down", "j"),
@@ -160,6 +163,9 @@ func (s *gate1Screen) done() bool { return s.idx >= len(s.qs) }
 // Start takes the loaded session: the first question not answered yet.
 func (s *gate1Screen) Start(m sessionMsg) tea.Cmd {
 	s.answers, s.answered = m.answers, m.answered
+	if m.lastReport != "" {
+		s.start.LastRun, s.start.Queue = s.start.LastRun.Enable(), s.start.Queue.Enable()
+	}
 	s.scope, s.approving = m.scope, false
 	// The recommended default owner is who approves.
 	s.qs = withDefaults(gates.Questions(), map[string]string{gates.QTimezone: s.zone, gates.QOwner: s.approver()})
@@ -322,7 +328,7 @@ func (s *gate1Screen) Keys() []ui.Binding {
 		if failed := gates.FailedFindings(gates.CheckAnswers(s.answers)); len(failed) > 0 {
 			k.Next = k.Next.Disable(fmt.Sprintf("%d answer(s) do not pass gate 1", len(failed)))
 		}
-		return []ui.Binding{k.Next, k.Back}
+		return []ui.Binding{k.Next, s.start.LastRun, s.start.Queue, k.Back}
 	}
 	q := s.question()
 	if s.editing {

@@ -39,6 +39,9 @@ type reconScreen struct {
 	w, h   int
 	keys   reconKeys
 	report *reports.Report
+	// past: the report is the last run's, opened without running — its
+	// gate 4 is what was checked then, and the screen says so.
+	past bool
 	cur    int
 	drill  bool
 	top    int // scroll of the drill view
@@ -64,7 +67,7 @@ func (s *reconScreen) Typing() bool     { return false }
 
 // Show sets the run's report.
 func (s *reconScreen) Show(r *reports.Report) {
-	s.report, s.cur, s.drill, s.top, s.tornDown = r, 0, false, 0, false
+	s.report, s.cur, s.drill, s.top, s.tornDown, s.past = r, 0, false, 0, false, false
 	s.counts = map[string]reconCountsMsg{}
 }
 
@@ -202,6 +205,9 @@ func (s *reconScreen) renderList() string {
 		verdict = t.Failed.Render(ui.StatusFailed.Glyph()) + " the run failed"
 	}
 	add(ui.Fit(t.Title.Render("Gate 4 · reconciliation")+"  "+t.Muted.Render("run "+ui.Sanitize(r.RunID))+"  "+verdict, s.w))
+	if s.past {
+		add(ui.Fit(t.Muted.Render("the last run's report, as gate 4 checked it when the run ended ("+r.FinishedAt.UTC().Format("2006-01-02 15:04 UTC")+"); lima-tui reconcile checks the lake again"), s.w))
+	}
 	if s.tornDown {
 		add(ui.Fit(t.Warn.Render(ui.StatusWarn.Glyph())+" torn down since (gate 5): these tables and their exceptions are gone", s.w))
 	}

@@ -17,7 +17,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/flow"
 	"github.com/lima-lake/lima/gates"
+	"github.com/lima-lake/lima/reports"
 )
 
 // progress is what the wizard records beside the plan so a session resumes
@@ -39,7 +41,9 @@ type sessionMsg struct {
 	exists   bool // the plan exists
 	// scope is gate 1's recorded approval (nil: none).
 	scope *plan.Approval
-	err   error
+	// lastReport is the newest run's report.json ("" when none ran).
+	lastReport string
+	err        error
 }
 
 // loadSession reads the plan and the wizard's progress.
@@ -58,6 +62,12 @@ func readSession(planPath string) sessionMsg {
 		return s
 	}
 	s.exists = true
+	reportsDir := flow.Workspace{Dir: filepath.Dir(planPath)}.ReportsDir()
+	if id, err := reports.Latest(reportsDir); err == nil {
+		if rd, err := reports.RunDir(reportsDir, id); err == nil {
+			s.lastReport = filepath.Join(rd, "report.json")
+		}
+	}
 	s.answers = gates.AnswersOf(p)
 	s.scope = p.Gates.Scope
 	data, err := os.ReadFile(progressPath(planPath))

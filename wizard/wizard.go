@@ -18,6 +18,7 @@ import (
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/flow"
 	"github.com/lima-lake/lima/gates"
+	"github.com/lima-lake/lima/reports"
 	"github.com/lima-lake/lima/ui"
 )
 
@@ -145,6 +146,14 @@ type Model struct {
 	storeErr string
 	// tdFrom is the route gate 5 returns to.
 	tdFrom route
+	// lastReport is the newest run's report.json when the wizard started
+	// ("" none); reconFrom is where gate 4's back key goes (the run, or
+	// gate 1 when gate 4 was opened from there without running).
+	lastReport string
+	reconFrom  route
+	// excPending: the exception queue opens with this filter once the
+	// ledger is open.
+	excPending *ledger.Filter
 }
 
 // New returns the root model; Init loads the session from PlanPath.
@@ -257,7 +266,23 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, cmd
 		}
 		return m, nil
+	case lastRunMsg:
+		if msg.err != nil {
+			m.gate1.status, m.gate1.statusOK = "the last run's report cannot be read: "+ui.Sanitize(msg.err.Error()), ui.StatusFailed
+			return m, nil
+		}
+		m.reconFrom, m.route = routeGate1, routeRecon
+		m.recon.Show(msg.report)
+		m.recon.past = true
+		if msg.queue {
+			if m.store == nil {
+				return m, m.openLedgerThen(ledger.Filter{})
+			}
+			return m, m.openExceptions(ledger.Filter{})
+		}
+		return m, m.openLedger()
 	case sessionMsg:
+		m.lastReport = msg.lastReport
 		if msg.err != nil {
 			m.loadErr = msg.err.Error()
 			m.route = routeGate1
@@ -280,6 +305,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.store.Close()
 		}
 		m.store, m.storeErr = msg.st, ""
+		if f := m.excPending; f != nil {
+			m.excPending = nil
+			return m, m.openExceptions(*f)
+		}
 		if m.route == routeRecon && m.recon.drill && !m.recon.tornDown {
 			if tr, ok := m.recon.table(); ok {
 				return m, countsCmd(m.ctx, m.store, tr)
@@ -384,6 +413,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, cmd
 	case routeGate1:
+		if kp, ok := msg.(tea.KeyPressMsg); ok && m.gate1.done() {
+			if k := m.gate1.start; k.LastRun.Matches(kp) || k.Queue.Matches(kp) {
+				return m, readLastRun(m.lastReport, k.Queue.Matches(kp))
+			}
+		}
 		cmd, next := m.gate1.Update(msg, m.saver)
 		if next {
 			m.route = routeGate2
@@ -418,7 +452,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.route = routeGate3
 		case navNext:
 			if m.run.outcome != nil && m.run.outcome.Report != nil {
-				m.route = routeRecon
+				m.route, m.reconFrom = routeRecon, routeRun
 				m.recon.Show(m.run.outcome.Report)
 				return m, tea.Batch(cmd, m.openLedger())
 			}
@@ -429,6 +463,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		switch nav {
 		case reconBack:
 			m.route = routeRun
+			if m.reconFrom == routeGate1 {
+				m.route = routeGate1
+			}
 		case reconExceptions, reconTableExceptions:
 			f := ledger.Filter{}
 			if tr, ok := m.recon.table(); ok && nav == reconTableExceptions {
@@ -448,6 +485,21 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	}
 	return m, nil
+}
+
+// lastRunMsg carries the newest run's report, read to show its gate 4
+// (queue: and then its exception queue) without running.
+type lastRunMsg struct {
+	report *reports.Report
+	queue  bool
+	err    error
+}
+
+func readLastRun(path string, queue bool) tea.Cmd {
+	return func() tea.Msg {
+		r, err := reports.Read(path)
+		return lastRunMsg{report: r, queue: queue, err: err}
+	}
 }
 
 // ledgerMsg carries the opened exception ledger.
@@ -470,6 +522,12 @@ func (m *Model) openLedger() tea.Cmd {
 		st, err := d.OpenLedger(ctx, ws, p)
 		return ledgerMsg{st: st, err: err}
 	}
+}
+
+// openLedgerThen opens the ledger, then the exception browser over it.
+func (m *Model) openLedgerThen(f ledger.Filter) tea.Cmd {
+	m.excPending = &f
+	return m.openLedger()
 }
 
 // openExceptions shows the exception browser over the ledger.
