@@ -41,7 +41,7 @@ type reconScreen struct {
 	report *reports.Report
 	// past: the report is the last run's, opened without running — its
 	// gate 4 is what was checked then, and the screen says so.
-	past bool
+	past   bool
 	cur    int
 	drill  bool
 	top    int // scroll of the drill view
