@@ -59,7 +59,7 @@ type sample struct {
 }
 
 type runKeys struct {
-	Start, Back, Yes, No, Next, Again ui.Binding
+	Start, Back, Yes, No, Next, Again, Refresh ui.Binding
 }
 
 // runScreen starts the run and shows one row per table.
@@ -78,6 +78,9 @@ type runScreen struct {
 	started time.Time
 	ended   time.Time
 	cancel  context.CancelFunc
+	// refresh chooses a full refresh for the next run: 0 none, 1 every
+	// table, 2+i the i-th base table in load order (f cycles).
+	refresh int
 	outcome *flow.Outcome
 	err     error
 	spin    spinner.Model
@@ -86,12 +89,13 @@ type runScreen struct {
 func newRunScreen(t ui.Theme, now func() time.Time) *runScreen {
 	return &runScreen{theme: t, now: now, spin: spinner.New(spinner.WithSpinner(spinner.Line), spinner.WithStyle(t.Running)),
 		keys: runKeys{
-			Start: ui.NewBinding("enter", "start the run", "enter"),
-			Back:  ui.NewBinding("esc", "back to gate 3", "esc", "shift+tab"),
-			Next:  ui.NewBinding("enter", "gate 4: reconciliation", "enter"),
-			Again: ui.NewBinding("r", "run again", "r"),
-			Yes:   ui.NewBinding("y", "cancel the run", "y"),
-			No:    ui.NewBinding("n", "keep running", "n", "esc"),
+			Start:   ui.NewBinding("enter", "start the run", "enter"),
+			Back:    ui.NewBinding("esc", "back to gate 3", "esc", "shift+tab"),
+			Next:    ui.NewBinding("enter", "gate 4: reconciliation", "enter"),
+			Again:   ui.NewBinding("r", "run again", "r"),
+			Yes:     ui.NewBinding("y", "cancel the run", "y"),
+			No:      ui.NewBinding("n", "keep running", "n", "esc"),
+			Refresh: ui.NewBinding("f", "full refresh", "f"),
 		}}
 }
 
@@ -128,14 +132,14 @@ func (s *runScreen) Keys() []ui.Binding {
 	case rsRunning, rsCancelling:
 		return []ui.Binding{ui.NewBinding("ctrl+c", "cancel the run", "ctrl+c")}
 	case rsReady:
-		return []ui.Binding{k.Start, k.Back}
+		return []ui.Binding{k.Start, k.Refresh, k.Back}
 	}
 	if s.outcome == nil || s.outcome.Report == nil {
 		k.Next = k.Next.Disable("the run produced no report")
 		k.Again = ui.NewBinding("enter", "run again", "enter", "r")
-		return []ui.Binding{k.Again, k.Back}
+		return []ui.Binding{k.Again, k.Refresh, k.Back}
 	}
-	return []ui.Binding{k.Next, k.Again, k.Back}
+	return []ui.Binding{k.Next, k.Again, k.Refresh, k.Back}
 }
 
 func (s *runScreen) tick() tea.Cmd {
@@ -150,17 +154,58 @@ func (s *runScreen) start(d Deps, ws flow.Workspace, parent context.Context) tea
 	prog := &run.Progress{}
 	s.cancel, s.snap, s.state, s.rows, s.outcome, s.err = cancel, prog.Snapshot, rsRunning, nil, nil, nil
 	s.started, s.ended = s.now(), time.Time{}
+	tables, full := s.refreshScope()
 	// Every table of the run shows, queued, from the first frame.
-	s.order, s.window = run.RunOrder(s.plan, nil), map[string][]sample{}
+	s.order, s.window = run.RunOrder(s.plan, tables), map[string][]sample{}
 	s.poll()
 	// A person starting the run in the wizard chose to run now: like
 	// `lima-tui run --force`, the schedule's window does not apply.
-	o := flow.RunOptions{Workspace: ws, Plan: s.plan, Progress: prog, Force: true}
+	o := flow.RunOptions{Workspace: ws, Plan: s.plan, Progress: prog, Force: true, FullRefresh: full, Tables: tables}
 	do := func() tea.Msg {
 		out, err := d.Run(ctx, o)
 		return runDoneMsg{gen: gen, outcome: out, err: err}
 	}
 	return tea.Batch(do, s.tick(), s.spin.Tick)
+}
+
+// refreshBase are the base tables a full refresh can choose, in load order.
+func (s *runScreen) refreshBase() []string {
+	if s.plan == nil {
+		return nil
+	}
+	var out []string
+	for _, n := range run.RunOrder(s.plan, nil) {
+		if !s.plan.Tables[n].IsMart() {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// refreshScope is what the next run reloads: (nil, false) a plain run,
+// (nil, true) every table, ([t], true) one table (like lima-tui run
+// --full-refresh --table t).
+func (s *runScreen) refreshScope() ([]string, bool) {
+	base := s.refreshBase()
+	switch {
+	case s.refresh <= 0 || s.refresh > len(base)+1:
+		return nil, false
+	case s.refresh == 1:
+		return nil, true
+	}
+	return []string{base[s.refresh-2]}, true
+}
+
+// refreshLine says what f chose.
+func (s *runScreen) refreshLine() string {
+	tables, full := s.refreshScope()
+	switch {
+	case !full:
+		return "No full refresh: input already loaded is not loaded again (f chooses a full refresh)."
+	case len(tables) == 0:
+		return "Full refresh of every table: each is reloaded from its source and replaced in one commit, even input already loaded (f: one table, then off)."
+	}
+	return "Full refresh of " + ui.Sanitize(tables[0]) + " only: reloaded from its source and replaced in one commit; the other tables are not run (f: next table, then off)."
 }
 
 // poll copies the live counters: every table of the run in load order,
@@ -349,6 +394,9 @@ func (s *runScreen) Update(msg tea.Msg, d Deps, ws flow.Workspace, ctx context.C
 		case rsReady, rsDone, rsFailed:
 			done := s.state != rsReady && s.outcome != nil && s.outcome.Report != nil
 			switch {
+			case s.keys.Refresh.Pressed(msg) && s.plan != nil:
+				s.refresh = (s.refresh + 1) % (len(s.refreshBase()) + 2)
+				return nil, navStay
 			case done && s.keys.Next.Pressed(msg):
 				return nil, navNext
 			case s.state != rsReady && s.keys.Again.Pressed(msg) && s.plan != nil:
@@ -397,6 +445,8 @@ func (s *runScreen) Render() string {
 		for _, l := range ui.Wrap("The plan runs only when its data model was approved under its current hash (lima-tui approve --gate data-model).", s.w, "") {
 			add(t.Muted.Render(l))
 		}
+		add("")
+		add(ui.Wrap(s.refreshLine(), s.w, "")...)
 		return strings.Join(b, "\n")
 	}
 	var read, quar int64
@@ -427,6 +477,9 @@ func (s *runScreen) Render() string {
 		add(t.Warn.Render(ui.StatusWarn.Glyph() + " cancelling: the tables in flight are rolled back…"))
 	case rsDone:
 		add(s.doneLines()...)
+		if s.refresh > 0 {
+			add(ui.Wrap(s.refreshLine(), s.w, "")...)
+		}
 	case rsFailed:
 		add(s.failLines()...)
 	}
