@@ -419,13 +419,24 @@ func (cm *colModel) decideType(table string) []Finding {
 // decideCurrency proposes the currency of a numeric column whose values
 // carry one currency consistently (₩150,000, 12,500원 and plain numbers:
 // KRW); a column whose values mix currencies gets none, and the finding
-// says that its values with a currency symbol are held back at load.
+// says that its values with a currency symbol are held back at load. So
+// does a column of 20 or more values of which under 5% carry a symbol:
+// those few are strays, not the column's currency.
 func (cm *colModel) decideCurrency(ref string) (Finding, bool) {
 	cu := cm.ev.Profile.Currencies
 	if !cm.typ.IsNumeric() || cu.Values == 0 {
 		return Finding{}, false
 	}
 	code, mixed := cu.Code()
+	if nn := cm.ev.Profile.NonNull; !mixed && nn >= 20 && cu.Values*20 < nn {
+		// A symbol on a few amounts of a column of plain numbers is a
+		// stray, not the column's currency: what the source owner would
+		// call wrong is held back, not stripped on a guess.
+		return Finding{Name: ref + ": currency", Status: Warn,
+			Detail: fmt.Sprintf("%s of %d carry a currency (%s), the rest are plain numbers; no currency proposed on so few, so %s held back at load (rule currency)",
+				countNoun(cu.Values, "value", "values"), nn, cu.Summary(), map[bool]string{true: "it is", false: "they are"}[cu.Values == 1]),
+			Fix: fmt.Sprintf("if every amount of the column is in %s, set currency: %s and the symbols are removed at load (counted)", code, code)}, true
+	}
 	if mixed {
 		return Finding{Name: ref + ": currency", Status: Warn,
 			Detail: fmt.Sprintf("the values mix currencies: %s; no currency proposed, so the %s with a currency symbol %s held back at load (rule currency)",

@@ -18,8 +18,8 @@ import (
 // copies, empty ids, orphans, bad amounts), on 8 seeds.
 func TestNewcomerPathOnGeneratedExports(t *testing.T) {
 	for seed := uint64(1); seed <= 8; seed++ {
-		files, child, rows, held := gates.GenDirtyForTest(seed)
-		t.Run(fmt.Sprintf("seed%d_%s", seed, child), func(t *testing.T) {
+		files, child, rows, held, heldBy, enc := gates.GenDirtyForTest(seed)
+		t.Run(fmt.Sprintf("seed%d_%s_%s", seed, child, enc), func(t *testing.T) {
 			ws := t.TempDir()
 			for name, body := range files {
 				p := filepath.Join(ws, "data", name)
@@ -52,7 +52,19 @@ func TestNewcomerPathOnGeneratedExports(t *testing.T) {
 				}
 				found = true
 				if tr.RowsLoaded != int64(rows-held) || tr.RowsQuarantined != int64(held) {
-					t.Errorf("%s: loaded %d, held back %d (%v); the generator says %d and %d", child, tr.RowsLoaded, tr.RowsQuarantined, tr.QuarantinedBy, rows-held, held)
+					t.Errorf("%s: loaded %d, held back %d (%v); the generator says %d and %d (%v)", child, tr.RowsLoaded, tr.RowsQuarantined, tr.QuarantinedBy, rows-held, held, heldBy)
+				}
+				// By reason: each held row under the rule that catches its
+				// one fault.
+				for rule, want := range heldBy {
+					if got := tr.QuarantinedBy[rule]; got != int64(want) {
+						t.Errorf("%s: %d rows held back under %s, the generator planted %d (all: %v)", child, got, rule, want, tr.QuarantinedBy)
+					}
+				}
+				for rule, got := range tr.QuarantinedBy {
+					if _, ok := heldBy[rule]; !ok && got != 0 {
+						t.Errorf("%s: %d rows held back under %s, a rule the generator planted nothing for", child, got, rule)
+					}
 				}
 			}
 			if !found {

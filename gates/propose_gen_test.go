@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lima-lake/lima/engine/plan"
+	"golang.org/x/text/encoding/korean"
 )
 
 // The generator below writes a dirty two-table export (a master table and
@@ -34,7 +35,15 @@ type genExport struct {
 	dupRows, emptyIDs int    // exact duplicate copies, rows with an empty id
 	orphans           int    // rows whose reference is in no master row
 	badAmounts        int
+	controlChars      int // rows whose remark holds a control character
+	currencyAmounts   int // rows whose amount carries a currency symbol
 	heldBack          int // rows with any of the faults above (a repeat: all but the first in file order)
+	// heldBy is heldBack by the rule the load must name (each faulty row
+	// has exactly one fault).
+	heldBy map[string]int
+	// encoding: how the files are written — "utf-8", "euc-kr" (the master,
+	// with Korean names) or "utf-8-bom-crlf" (the transactions).
+	encoding string
 	amountCol         string
 	badAmountExample  string
 }
@@ -82,8 +91,13 @@ func genDirty(seed uint64) genExport {
 	var b strings.Builder
 	b.WriteString(strings.Join([]string{g.parentKey, "Name", bizHeader, countryHeader}, ",") + "\n")
 	var mrows []string
+	g.encoding = []string{"euc-kr", "utf-8-bom-crlf", "utf-8"}[seed%3]
 	for i, id := range masterIDs {
-		mrows = append(mrows, fmt.Sprintf("%s,%s %d,%d,%s\n", id, upperFirst(master.one), i, 1000000000+r.IntN(8000000000), pick(r, "KR", "US", "DE", "JP", "FR")))
+		name := fmt.Sprintf("%s %d", upperFirst(master.one), i)
+		if g.encoding == "euc-kr" {
+			name = fmt.Sprintf("%s %d", pick(r, "한일정밀", "부산주조", "대한금속", "서울공구"), i)
+		}
+		mrows = append(mrows, fmt.Sprintf("%s,%s,%d,%s\n", id, name, 1000000000+r.IntN(8000000000), pick(r, "KR", "US", "DE", "JP", "FR")))
 	}
 	if r.IntN(2) == 0 { // a dirty master: one row twice, one without an id
 		g.masterDirty = true
@@ -94,6 +108,13 @@ func genDirty(seed uint64) genExport {
 		b.WriteString(mrows[i])
 	}
 	g.files[master.many+".csv"] = b.String()
+	if g.encoding == "euc-kr" {
+		enc, err := korean.EUCKR.NewEncoder().String(b.String())
+		if err != nil {
+			panic(err)
+		}
+		g.files[master.many+".csv"] = enc
+	}
 
 	// Transactions.
 	n := 1500 + r.IntN(1500)
@@ -127,9 +148,17 @@ func genDirty(seed uint64) genExport {
 		amt := fmt.Sprintf("%d.%02d", r.IntN(5000), r.IntN(100))
 		rows = append(rows, row{id, ref, date, fmt.Sprint(1 + r.IntN(50)), amt, pick(r, "ok", "late", "checked", ""), "", ""})
 	}
+	// Each faulty row gets exactly one fault: the rows are drawn from one
+	// permutation, one slice per kind.
+	faultRows := r.Perm(n)
+	take := func(k int) []int {
+		out := faultRows[:k]
+		faultRows = faultRows[k:]
+		return out
+	}
 	// Orphans: references to no master row.
 	g.orphans = n/100 + r.IntN(5)
-	for _, i := range r.Perm(n)[:g.orphans] {
+	for _, i := range take(g.orphans) {
 		rows[i][6] = "orphan" // not written: the generator's own mark
 		if numeric {
 			rows[i][1] = fmt.Sprintf("%010d", 90000+r.IntN(9000))
@@ -139,27 +168,39 @@ func genDirty(seed uint64) genExport {
 	}
 	// Bad amounts.
 	g.badAmounts = 1 + r.IntN(3)
-	for k, i := range r.Perm(n)[:g.badAmounts] {
+	for k, i := range take(g.badAmounts) {
 		rows[i][4] = []string{"12x.50", "1.2.3", "about 5"}[k]
 		if k == 0 {
 			g.badAmountExample = rows[i][4]
 		}
 	}
-	// Empty ids, then exact duplicate copies of rows that have an id.
+	// Control characters in a remark (a NUL, a BEL, an ESC; quoted or
+	// not), and amounts with a currency symbol the column does not declare.
+	g.controlChars = 1 + r.IntN(3)
+	for k, i := range take(g.controlChars) {
+		rows[i][5] = []string{"\"bad\x00remark\"", "ring\x07", "esc\x1b[2J"}[k]
+	}
+	g.currencyAmounts = 1 + r.IntN(2)
+	for k, i := range take(g.currencyAmounts) {
+		rows[i][4] = []string{"₩1200", "€12.50"}[k]
+	}
+	// Empty ids, then exact duplicate copies of rows without a fault.
 	g.emptyIDs = n/400 + 1 + r.IntN(4)
-	perm2 := r.Perm(n)
-	for _, i := range perm2[:g.emptyIDs] {
+	for _, i := range take(g.emptyIDs) {
 		rows[i][0] = ""
 	}
 	g.dupRows = n/200 + 1 + r.IntN(6)
-	for _, i := range perm2[g.emptyIDs : g.emptyIDs+g.dupRows] {
-		at := r.IntN(len(rows) + 1)
-		cp := slices.Clone(rows[i])
-		cp[7] = "copy" // placed anywhere: the first in file order is the one kept
-		rows = slices.Insert(rows, at, cp)
+	var copies []row
+	for _, i := range take(g.dupRows) {
+		cp := slices.Clone(rows[i]) // before any insert shifts the indices
+		cp[7] = "copy"              // placed anywhere: the first in file order is the one kept
+		copies = append(copies, cp)
+	}
+	for _, cp := range copies {
+		rows = slices.Insert(rows, r.IntN(len(rows)+1), cp)
 	}
 	g.childRows = len(rows)
-	g.orphans, g.badAmounts = 0, 0 // a duplicated orphan is two orphan rows
+	g.orphans, g.badAmounts = 0, 0
 	for _, rw := range rows {
 		if rw[6] == "orphan" {
 			g.orphans++
@@ -167,6 +208,10 @@ func genDirty(seed uint64) genExport {
 		if slices.Contains([]string{"12x.50", "1.2.3", "about 5"}, rw[4]) {
 			g.badAmounts++
 		}
+	}
+	eol := "\n"
+	if g.encoding == "utf-8-bom-crlf" {
+		eol = "\r\n"
 	}
 	// One file, or monthly files.
 	monthly := r.IntN(2) == 0
@@ -179,10 +224,13 @@ func genDirty(seed uint64) genExport {
 		pb := parts[name]
 		if pb == nil {
 			pb = &strings.Builder{}
-			pb.WriteString(strings.Join(header, ",") + "\n")
+			if g.encoding == "utf-8-bom-crlf" {
+				pb.WriteString("\ufeff")
+			}
+			pb.WriteString(strings.Join(header, ",") + eol)
 			parts[name] = pb
 		}
-		pb.WriteString(strings.Join(rw[:6], ",") + "\n")
+		pb.WriteString(strings.Join(rw[:6], ",") + eol)
 	}
 	for name, pb := range parts {
 		g.files[name] = pb.String()
@@ -195,18 +243,31 @@ func genDirty(seed uint64) genExport {
 	}
 	slices.Sort(names)
 	seenID := map[string]bool{}
+	g.heldBy = map[string]int{}
 	for _, name := range names {
 		for _, rw := range rows {
 			if monthly && name != fact.many+"_"+rw[2][:7]+".csv" {
 				continue
 			}
-			bad := rw[0] == "" || rw[6] == "orphan" || slices.Contains([]string{"12x.50", "1.2.3", "about 5"}, rw[4])
-			if rw[0] != "" && seenID[rw[0]] {
-				bad = true
+			rule := ""
+			switch {
+			case rw[0] == "":
+				rule = "not_null"
+			case rw[6] == "orphan":
+				rule = "references"
+			case slices.Contains([]string{"12x.50", "1.2.3", "about 5"}, rw[4]):
+				rule = "type"
+			case strings.ContainsAny(rw[5], "\x00\x07\x1b"):
+				rule = "control_char"
+			case strings.ContainsAny(rw[4], "₩€"):
+				rule = "currency"
+			case seenID[rw[0]]:
+				rule = "unique"
 			}
 			seenID[rw[0]] = true
-			if bad {
+			if rule != "" {
 				g.heldBack++
+				g.heldBy[rule]++
 			}
 		}
 	}
@@ -517,7 +578,7 @@ func TestWriteGeneratedExport(t *testing.T) {
 
 // GenDirtyForTest exposes the generator to the external test package
 // (propose_e2e_test.go), which may import flow.
-func GenDirtyForTest(seed uint64) (files map[string]string, child string, rows, heldBack int) {
+func GenDirtyForTest(seed uint64) (files map[string]string, child string, rows, heldBack int, heldBy map[string]int, encoding string) {
 	g := genDirty(seed)
-	return g.files, g.child, g.childRows, g.heldBack
+	return g.files, g.child, g.childRows, g.heldBack, g.heldBy, g.encoding
 }
