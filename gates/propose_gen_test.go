@@ -43,9 +43,9 @@ type genExport struct {
 	heldBy map[string]int
 	// encoding: how the files are written — "utf-8", "euc-kr" (the master,
 	// with Korean names) or "utf-8-bom-crlf" (the transactions).
-	encoding string
-	amountCol         string
-	badAmountExample  string
+	encoding         string
+	amountCol        string
+	badAmountExample string
 }
 
 func pick[T any](r *rand.Rand, xs ...T) T { return xs[r.IntN(len(xs))] }
