@@ -280,7 +280,7 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 			continue
 		}
 		o.Progress.SetPhase(tr.Name, PhaseReconciling)
-		rec, err := gates.Reconcile(ctx, scanner, e, cdcHistory(ctx, sk, o.Plan, e)...)
+		rec, err := gates.Reconcile(ctx, scanner, e, append(cdcHistory(ctx, sk, o.Plan, e), keyMemory(o.Workspace, o.Plan))...)
 		if err != nil {
 			rec = &gates.Reconciliation{Table: tr.Name, Status: gates.Fail, Checks: []gates.Finding{{Name: "read back", Status: gates.Fail, Detail: err.Error()}}}
 		}
@@ -588,6 +588,12 @@ func (s *session) close(ctx context.Context) {
 	s.unlock()
 }
 
+// keyMemory bounds gate 4's duplicate check as the load's key sets are:
+// etl.key_memory_mb, spilled to .lima/tmp.
+func keyMemory(ws Workspace, p *plan.Plan) gates.Option {
+	return gates.WithKeyMemory(p.ETL.KeyMemoryBytes(), filepath.Join(ws.StateDir(), "tmp"))
+}
+
 // Reconcile re-runs gate 4 for a past run (runID), or for every table's
 // newest load (runID empty), against the tables' current snapshots.
 func Reconcile(ctx context.Context, ws Workspace, p *plan.Plan, runID string) ([]*gates.Reconciliation, error) {
@@ -627,7 +633,7 @@ func Reconcile(ctx context.Context, ws Workspace, p *plan.Plan, runID string) ([
 				return nil, err
 			}
 		}
-		rec, err := gates.Reconcile(ctx, tbl.(sink.Scanner), e, cdcHistory(ctx, sk, p, e)...)
+		rec, err := gates.Reconcile(ctx, tbl.(sink.Scanner), e, append(cdcHistory(ctx, sk, p, e), keyMemory(ws, p))...)
 		if err != nil {
 			return nil, err
 		}

@@ -42,7 +42,7 @@ func Replay(ctx context.Context, o ReplayOptions) (*Outcome, error) {
 		e := gates.Expect(tr)
 		exps = append(exps, e)
 		if sc, ok := tr.Table.(sink.Scanner); ok {
-			rec, err := gates.Reconcile(ctx, sc, e)
+			rec, err := gates.Reconcile(ctx, sc, e, keyMemory(o.Workspace, o.Plan))
 			if err != nil {
 				rec = &gates.Reconciliation{Table: tr.Name, Status: gates.Fail, Checks: []gates.Finding{{Name: "read back", Status: gates.Fail, Detail: err.Error()}}}
 			}

@@ -7,6 +7,7 @@ package gates
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -23,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lima-lake/lima/engine/keyset"
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/source"
 	"github.com/lima-lake/lima/engine/source/files"
@@ -74,7 +76,8 @@ type Probe struct {
 	// path and an id of that file system (default statfs).
 	FreeBytes func(path string) (free uint64, fsid uint64, err error)
 	// MemInfo is the meminfo file (default /proc/meminfo); MemFloor the
-	// memory a run needs available (default 256 MiB).
+	// memory a run needs available to stream (default 256 MiB), to which
+	// the key sets' budget is added (memoryNeed).
 	MemInfo  string
 	MemFloor uint64
 }
@@ -155,7 +158,7 @@ func Preconditions(ctx context.Context, p *plan.Plan, pr Probe) []Finding {
 		preCheck{"state store", func(ctx context.Context) []Finding { return []Finding{pr.checkState(ctx, p)} }},
 		preCheck{"lake ownership", func(ctx context.Context) []Finding { return []Finding{pr.checkOwner(ctx, p)} }},
 		preCheck{"disk space", func(ctx context.Context) []Finding { return []Finding{pr.checkDisk(ctx, p)} }},
-		preCheck{"memory", func(context.Context) []Finding { return []Finding{pr.checkMemory()} }},
+		preCheck{"memory", func(ctx context.Context) []Finding { return []Finding{pr.checkMemory(ctx, p)} }},
 		preCheck{"clock", func(context.Context) []Finding { return []Finding{pr.checkClock(p)} }},
 	)
 	if cloud, what := cloudTarget(p); cloud {
@@ -700,21 +703,149 @@ func statfsFree(path string) (uint64, uint64, error) {
 	return uint64(st.Bavail) * uint64(st.Bsize), fsid, nil
 }
 
-func (pr Probe) checkMemory() Finding {
+func (pr Probe) checkMemory(ctx context.Context, p *plan.Plan) Finding {
 	f := Finding{Name: "memory"}
 	avail, err := memAvailable(pr.MemInfo)
 	if err != nil {
 		f.Status, f.Detail = Skip, fmt.Sprintf("available memory not measured: %v", gate2Err(err))
 		return f
 	}
-	f.Detail = fmt.Sprintf("MemAvailable %s in %s; a run needs %s (it streams: the need does not grow with the input)", gate2Bytes(avail), pr.MemInfo, gate2Bytes(pr.MemFloor))
-	if avail < pr.MemFloor {
+	need, why := pr.memoryNeed(ctx, p)
+	f.Detail = fmt.Sprintf("MemAvailable %s in %s; a run needs %s (%s)", gate2Bytes(avail), pr.MemInfo, gate2Bytes(need), why)
+	if avail < need {
 		f.Status = Fail
-		f.Fix = fmt.Sprintf("free at least %s of memory (stop other programs) or run on a machine with more", gate2Bytes(pr.MemFloor-avail))
+		f.Fix = fmt.Sprintf("free at least %s of memory (stop other programs), run on a machine with more, or lower etl.key_memory_mb (key sets spill to disk beyond it)", gate2Bytes(need-avail))
 		return f
 	}
 	f.Status = Pass
 	return f
+}
+
+// keySets names the key sets a table's load keeps at once, each within
+// etl.key_memory_mb (engine/run: the load's keys; the lake's keys of an
+// incremental or change-capture load; an upsert's lake versions and, with
+// delete detection, the source's keys). Gate 4's duplicate check, after
+// the load, keeps one more, alone.
+func keySets(t *plan.Table) []string {
+	keyed := len(t.Load.Keys) > 0
+	for _, c := range t.Checks {
+		keyed = keyed || c.Rule == "unique"
+	}
+	var sets []string
+	if keyed {
+		sets = append(sets, "the load's keys")
+	}
+	switch t.Mode() {
+	case plan.ModeIncremental:
+		if keyed {
+			sets = append(sets, "the lake's keys")
+		}
+	case plan.ModeCDC:
+		sets = append(sets, "the lake's keys")
+	case plan.ModeUpsert:
+		sets = append(sets, "the lake's keys and versions")
+		if on, _, _ := t.Load.DeleteDetection(); on {
+			sets = append(sets, "the source's keys")
+		}
+	}
+	return sets
+}
+
+// memoryNeed is gate 2's memory figure: the floor a run needs to stream,
+// plus etl.key_memory_mb for each key set of the table that keeps the most
+// at once (tables load one after another). It says, for each table with a
+// key whose rows it can estimate (local text files: their size over the
+// size of a row in the first file's head), whether its keys fit in memory
+// or will spill.
+func (pr Probe) memoryNeed(ctx context.Context, p *plan.Plan) (uint64, string) {
+	budget := keyset.Budget(p.ETL.KeyMemoryBytes())
+	inMem := keyset.InMemoryKeys(budget)
+	most, mostTable, mostSets := 0, "", []string(nil)
+	var notes []string
+	for _, name := range p.TableNames() {
+		t := p.Tables[name]
+		if t == nil || t.Source == nil || t.IsMart() {
+			continue
+		}
+		sets := keySets(t)
+		n := max(len(sets), 1) // gate 4's set (keys, or whole rows without a key)
+		if n > most {
+			most, mostTable, mostSets = n, name, sets
+		}
+		if len(sets) == 0 {
+			continue
+		}
+		if s := p.Sources[t.Source.Name]; s == nil || s.Kind != plan.SourceFiles || s3x.IsURI(s.Path) {
+			continue
+		}
+		rows, size, perRow, ok := pr.estimateRows(ctx, p, t)
+		switch {
+		case !ok:
+			notes = append(notes, fmt.Sprintf("table %s: rows not estimated (not a text file); its key sets spill beyond %d keys", name, inMem))
+		case rows > inMem:
+			notes = append(notes, fmt.Sprintf("table %s: about %d rows (%s at ~%d B a row), more than the %d keys a key set holds in memory: its keys will spill to disk (more time, not more memory)", name, rows, gate2Bytes(size), perRow, inMem))
+		default:
+			notes = append(notes, fmt.Sprintf("table %s: about %d rows: its keys fit in memory", name, rows))
+		}
+	}
+	if most == 0 {
+		return pr.MemFloor, "it streams: the need does not grow with the input"
+	}
+	need := pr.MemFloor + uint64(most)*uint64(budget)
+	what := "gate 4's duplicate check"
+	if len(mostSets) > 0 {
+		what = strings.Join(mostSets, ", ")
+	}
+	tmp := filepath.Join(pr.StateDir, "tmp")
+	if pr.StateDir == "" {
+		tmp = "the temp folder"
+	}
+	why := fmt.Sprintf("%s to stream, plus etl.key_memory_mb %s for each of the %d key set(s) table %s keeps at once (%s); a key set holds %d keys in memory and spills the rest to %s, so the need does not grow with the input",
+		gate2Bytes(pr.MemFloor), gate2Bytes(uint64(budget)), most, mostTable, what, inMem, tmp)
+	if len(notes) > 0 {
+		why += "; " + strings.Join(notes, "; ")
+	}
+	return need, why
+}
+
+// estimateRows estimates a local text table's rows: the size of its files
+// over the average row of the first file's first 64 KiB. ok is false when
+// the files cannot be listed or are not line-delimited text.
+func (pr Probe) estimateRows(ctx context.Context, p *plan.Plan, t *plan.Table) (rows int64, size uint64, perRow int64, ok bool) {
+	_, perGlob, err := pr.listTable(ctx, p, t)
+	if err != nil {
+		return 0, 0, 0, false
+	}
+	var first string
+	seen := map[string]bool{}
+	for _, us := range perGlob {
+		for _, u := range us {
+			if f := unitFile(u.Path); !seen[f] {
+				seen[f] = true
+				size += uint64(max(u.Size, 0))
+				if first == "" {
+					first = f
+				}
+			}
+		}
+	}
+	if first == "" {
+		return 0, 0, 0, false
+	}
+	fh, err := os.Open(first)
+	if err != nil {
+		return 0, 0, 0, false
+	}
+	defer fh.Close()
+	head := make([]byte, 64<<10)
+	n, _ := io.ReadFull(fh, head)
+	head = head[:n]
+	lines := int64(bytes.Count(head, []byte{'\n'}))
+	if lines == 0 || bytes.IndexByte(head, 0) >= 0 || strings.HasSuffix(first, ".gz") {
+		return 0, size, 0, false
+	}
+	perRow = max(int64(n)/lines, 1)
+	return int64(size) / perRow, size, perRow, true
 }
 
 // memAvailable reads MemAvailable (kB) from a meminfo file.

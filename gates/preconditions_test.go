@@ -3,6 +3,7 @@ package gates
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -93,8 +94,10 @@ func TestPreconditionsPass(t *testing.T) {
 		"namespace acme":  "^namespace acme will be created with the catalog$",
 		// 3 × 1,600 = 4,800 bytes = 4.7 KiB (4800/1024 = 4.6875).
 		"disk space": "^warehouse " + regexp.QuoteMeta(dir) + ": 1.0 GiB free; workspace " + regexp.QuoteMeta(dir) + ": same file system as the warehouse; needed 3 × 1.6 KiB input \\(2 file\\(s\\)\\) = 4.7 KiB$",
-		// 2,097,152 kB = 2 GiB.
-		"memory": `^MemAvailable 2\.0 GiB in .*meminfo; a run needs 256\.0 MiB \(it streams: the need does not grow with the input\)$`,
+		// 2,097,152 kB = 2 GiB; 256 MiB to stream + one 64 MiB key set (gate
+		// 4's whole-row duplicate check of the keyless table t) = 320 MiB;
+		// 64 MiB × 3/8 / 16 B = 1,572,864 slots, three quarters full.
+		"memory": `^MemAvailable 2\.0 GiB in .*meminfo; a run needs 320\.0 MiB \(256\.0 MiB to stream, plus etl\.key_memory_mb 64\.0 MiB for each of the 1 key set\(s\) table t keeps at once \(gate 4's duplicate check\); a key set holds 1179648 keys in memory and spills the rest to .*/\.lima/tmp, so the need does not grow with the input\)$`,
 		"clock":  `^system time 2026-12-01T09:00:00Z; this build's reference date 2026-11-01$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(m[name].Detail) {
@@ -182,7 +185,7 @@ func TestPreconditionsFailWithEvidenceAndFix(t *testing.T) {
 		}, "disk space", Fail, `^warehouse /: 1\.0 GiB free; workspace <dir>: 100 B free; needed`, `^free at least 4\.6 KiB on the file system of <dir>`},
 		{"memory low", func(t *testing.T, p *plan.Plan, pr *Probe) {
 			os.WriteFile(pr.MemInfo, []byte("MemAvailable:     65536 kB\n"), 0o644)
-		}, "memory", Fail, `^MemAvailable 64\.0 MiB in .*; a run needs 256\.0 MiB`, `^free at least 192\.0 MiB of memory`},
+		}, "memory", Fail, `^MemAvailable 64\.0 MiB in .*; a run needs 320\.0 MiB`, `^free at least 256\.0 MiB of memory`},
 		{"memory unknown", func(t *testing.T, p *plan.Plan, pr *Probe) { pr.MemInfo = filepath.Join(pr.Workspace, "no-meminfo") },
 			"memory", Skip, `^available memory not measured: open <dir>/no-meminfo: no such file or directory$`, `^$`},
 		{"clock before the build", func(t *testing.T, p *plan.Plan, pr *Probe) {
@@ -304,5 +307,49 @@ func TestProbeWriteRefusedByTheKernel(t *testing.T) {
 	want := `^let the user running Lima \(uid ` + strconv.Itoa(os.Getuid()) + `\) create files in /sys/kernel \(permissions, a read-only mount, quota\), or point storage\.warehouse at a writable folder$`
 	if fix := writeFix("/sys/kernel", err, "storage.warehouse"); !regexp.MustCompile(want).MatchString(fix) {
 		t.Errorf("fix %q", fix)
+	}
+}
+
+// Gate 2's memory figure follows the plan: 256 MiB to stream plus
+// etl.key_memory_mb for each key set the table that keeps the most holds
+// at once, and it says which tables' keys will spill, from the size of
+// their files and of a row.
+func TestMemoryFigureFromThePlan(t *testing.T) {
+	p, pr := preWorkspace(t)
+	pr.MemFloor = DefaultMemFloor
+	in := filepath.Join(pr.Workspace, "in")
+	// 30,000 rows of 11 bytes ("00000001,x\n"); a 1 MiB key set holds
+	// 1 MiB × 3/8 / 16 B = 24,576 slots × 3/4 = 18,432 keys: it spills.
+	var big strings.Builder
+	for i := range 30_000 {
+		fmt.Fprintf(&big, "%08d,x\n", i)
+	}
+	os.WriteFile(filepath.Join(in, "big.txt"), []byte(big.String()), 0o644)
+	os.WriteFile(filepath.Join(in, "small.txt"), []byte(strings.Repeat("00000001,x\n", 100)), 0o644)
+	p.ETL.KeyMemoryMB = 1
+	p.Tables = map[string]*plan.Table{
+		"big":   {Source: &plan.TableSource{Name: "in", Files: []string{"big.txt"}}, Load: plan.LoadSpec{Mode: plan.ModeIncremental, Keys: []string{"id"}}},
+		"small": {Source: &plan.TableSource{Name: "in", Files: []string{"small.txt"}}, Load: plan.LoadSpec{Keys: []string{"id"}}},
+	}
+	need, why := pr.memoryNeed(context.Background(), p)
+	// big keeps the load's keys and the lake's: 256 + 2 × 1 MiB.
+	if need != 258<<20 {
+		t.Errorf("need %d, want %d (258 MiB)", need, 258<<20)
+	}
+	for _, want := range []string{
+		"each of the 2 key set(s) table big keeps at once (the load's keys, the lake's keys)",
+		"a key set holds 18432 keys in memory",
+		"table big: about 30000 rows (322.3 KiB at ~11 B a row), more than the 18432 keys a key set holds in memory: its keys will spill",
+		"table small: about 100 rows: its keys fit in memory",
+	} {
+		if !strings.Contains(why, want) {
+			t.Errorf("figure %q\nlacks %q", why, want)
+		}
+	}
+	// An upsert with delete detection keeps three: its own keys, the
+	// lake's keys and versions, the source's keys.
+	p.Tables["up"] = &plan.Table{Source: &plan.TableSource{Name: "db"}, Load: plan.LoadSpec{Mode: plan.ModeUpsert, Keys: []string{"id"}, DetectDeletes: "every_run"}}
+	if need, why := pr.memoryNeed(context.Background(), p); need != 259<<20 || !strings.Contains(why, "3 key set(s) table up") {
+		t.Errorf("with the upsert: need %d, want %d; %s", need, 259<<20, why)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
+	"github.com/lima-lake/lima/engine/keyset"
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/run"
 	"github.com/lima-lake/lima/engine/sink"
@@ -174,14 +175,18 @@ func Reconcile(ctx context.Context, sc sink.Scanner, e Expectation, opts ...Opti
 	if err != nil {
 		return nil, fmt.Errorf("gate 4: read the lake table: %w", err)
 	}
-	lk := newLakeStats(e, types)
+	lk := newLakeStats(e, types, o.keys)
+	defer lk.keys.Close()
 	lk.fold = fold
 	for rec, err := range it {
 		if err != nil {
 			return nil, fmt.Errorf("gate 4: read the lake table: %w", err)
 		}
-		lk.add(rec)
+		err := lk.add(rec)
 		rec.Release()
+		if err != nil {
+			return nil, fmt.Errorf("gate 4: the duplicate check: %w", err)
+		}
 	}
 	r.LakeRows = lk.rows
 	full := e.Mode == "" || e.Mode == "full"
@@ -441,13 +446,15 @@ type lakeSum struct {
 }
 
 type lakeStats struct {
-	e       Expectation
-	types   []plan.Type
-	rows    int64
-	sums    map[int]*lakeSum
-	nulls   []int64
-	keyIdx  []int
-	keys    map[[2]uint64]struct{}
+	e      Expectation
+	types  []plan.Type
+	rows   int64
+	sums   map[int]*lakeSum
+	nulls  []int64
+	keyIdx []int
+	// keys are the key hashes seen (or, without a key, the whole rows'),
+	// within the key memory budget (WithKeyMemory).
+	keys    *keyset.Set
 	seed    [2]maphash.Seed
 	dups    int64
 	rowDups int64
@@ -466,9 +473,9 @@ type lakeStats struct {
 	fold *cdcFold
 }
 
-func newLakeStats(e Expectation, types []plan.Type) *lakeStats {
+func newLakeStats(e Expectation, types []plan.Type, ko keyset.Options) *lakeStats {
 	l := &lakeStats{e: e, types: types, sums: map[int]*lakeSum{}, nulls: make([]int64, len(e.Columns)),
-		keys: map[[2]uint64]struct{}{}, seed: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
+		keys: keyset.New(ko), seed: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
 		minmax: map[int]*[2]string{}, want: map[string]bool{}, found: map[string]map[string]string{}}
 	for c := range e.Sums {
 		if i := slices.Index(e.Columns, c); i >= 0 {
@@ -510,7 +517,7 @@ func (l *lakeStats) maxText(i int) string {
 	return ""
 }
 
-func (l *lakeStats) add(rec arrow.RecordBatch) {
+func (l *lakeStats) add(rec arrow.RecordBatch) error {
 	if !l.started {
 		l.started = true
 		l.colIdx = make([]int, len(l.e.Columns))
@@ -600,7 +607,9 @@ func (l *lakeStats) add(rec arrow.RecordBatch) {
 		}
 	}
 	if len(l.keyIdx) == 0 {
-		l.addRows(col, n)
+		if err := l.addRows(col, n); err != nil {
+			return err
+		}
 	}
 	if l.fold != nil {
 		l.fold.compareLake(col, len(l.e.Columns), n)
@@ -619,9 +628,11 @@ func (l *lakeStats) add(rec arrow.RecordBatch) {
 				}
 				l.kbuf = b
 				k := [2]uint64{maphash.Bytes(l.seed[0], b), maphash.Bytes(l.seed[1], b)}
-				before := len(l.keys)
-				l.keys[k] = struct{}{}
-				if len(l.keys) == before {
+				dup, err := l.keys.Add(k)
+				if err != nil {
+					return err
+				}
+				if dup {
 					l.dups++
 				}
 			}
@@ -654,6 +665,7 @@ func (l *lakeStats) add(rec arrow.RecordBatch) {
 			}
 		}
 	}
+	return nil
 }
 
 // fits64 reports whether a decimal's unscaled value fits in an int64.
@@ -721,7 +733,7 @@ func appendValue(b []byte, a arrow.Array, r int) []byte {
 
 // addRows counts, for a table without a key, the rows that repeat an
 // earlier row value for value (the same two-hash scheme as keys).
-func (l *lakeStats) addRows(col func(int) arrow.Array, n int) {
+func (l *lakeStats) addRows(col func(int) arrow.Array, n int) error {
 	for r := 0; r < n; r++ {
 		var h1, h2 maphash.Hash
 		h1.SetSeed(l.seed[0])
@@ -736,13 +748,15 @@ func (l *lakeStats) addRows(col func(int) arrow.Array, n int) {
 			h2.WriteString(s)
 			h2.WriteByte(0)
 		}
-		k := [2]uint64{h1.Sum64(), h2.Sum64()}
-		if _, dup := l.keys[k]; dup {
+		dup, err := l.keys.Add([2]uint64{h1.Sum64(), h2.Sum64()})
+		if err != nil {
+			return err
+		}
+		if dup {
 			l.rowDups++
-		} else {
-			l.keys[k] = struct{}{}
 		}
 	}
+	return nil
 }
 
 // compareText orders canonical texts of a column's type. Dates and

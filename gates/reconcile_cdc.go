@@ -31,6 +31,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/lima-lake/lima/engine/keyset"
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/run"
 	"github.com/lima-lake/lima/engine/sink"
@@ -50,6 +51,14 @@ type options struct {
 	history     ChangeHistory
 	historyName string
 	historyWhy  string
+	keys        keyset.Options
+}
+
+// WithKeyMemory bounds the memory of gate 4's duplicate check to budget
+// bytes (0: keyset.DefaultBudget, 64 MiB; the plan's etl.key_memory_mb),
+// spilling its key hashes to dir beyond it ("": the OS temp folder).
+func WithKeyMemory(budget int64, dir string) Option {
+	return func(o *options) { o.keys = keyset.Options{Budget: budget, Dir: dir} }
 }
 
 // WithChangeHistory gives gate 4 the history table (named name) of a

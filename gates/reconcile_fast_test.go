@@ -10,6 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/lima-lake/lima/engine/keyset"
 )
 
 // appendValue writes FormatValue's text, and minMaxInts finds the range
@@ -95,7 +97,7 @@ func TestGate4SumsExact(t *testing.T) {
 	schema := arrow.NewSchema([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
 		{Name: "l", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		{Name: "d", Type: &arrow.Decimal128Type{Precision: 18, Scale: 3}, Nullable: true}}, nil)
-	l := newLakeStats(e, nil)
+	l := newLakeStats(e, nil, keyset.Options{})
 	var want [3]big.Int
 	for batch := 0; batch < 5; batch++ {
 		b := array.NewRecordBuilder(mem, schema)

@@ -306,7 +306,19 @@ type ETL struct {
 	// record_too_large with only its first 64 KiB kept, and the rest of
 	// the file loads.
 	MaxRecordBytes int `yaml:"max_record_bytes,omitempty"`
+	// KeyMemoryMB bounds, in MiB, the memory of each key set of a load
+	// (the uniqueness check, the lake's keys of an incremental or upsert
+	// load, gate 4's duplicate check); 0 means 64. Keys beyond it spill to
+	// sorted temporary files in .lima/tmp.
+	KeyMemoryMB int `yaml:"key_memory_mb,omitempty"`
 }
+
+// MaxKeyMemoryMB bounds etl.key_memory_mb (64 GiB).
+const MaxKeyMemoryMB = 1 << 16
+
+// KeyMemoryBytes is etl.key_memory_mb in bytes; 0 when unset (the key
+// set's default then applies).
+func (e ETL) KeyMemoryBytes() int64 { return int64(e.KeyMemoryMB) << 20 }
 
 // Bounds of etl.max_record_bytes.
 const (

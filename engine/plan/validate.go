@@ -733,6 +733,9 @@ func (v *validator) etl() {
 	if n := e.MaxRecordBytes; n != 0 && (n < MinRecordBytes || n > MaxRecordBytes) {
 		v.add("etl.max_record_bytes", "%d is out of range; give the longest record in bytes, from %d (1 KiB) to %d (1 GiB), or 0 for the default 16 MiB", n, MinRecordBytes, MaxRecordBytes)
 	}
+	if n := e.KeyMemoryMB; n < 0 || n > MaxKeyMemoryMB {
+		v.add("etl.key_memory_mb", "%d is out of range; give the memory of a key set in MiB, from 1 to %d, or 0 for the default 64", n, MaxKeyMemoryMB)
+	}
 }
 
 func (v *validator) downstream() {

@@ -401,6 +401,11 @@ func TestValidate(t *testing.T) {
 		{"etl record limit high", func(p *Plan) { p.ETL = ETL{MaxRecordBytes: 1<<30 + 1} },
 			[]string{"etl.max_record_bytes: 1073741825 is out of range; give the longest record in bytes, from 1024 (1 KiB) to 1073741824 (1 GiB), or 0 for the default 16 MiB"}},
 		{"etl record limit in range", func(p *Plan) { p.ETL = ETL{MaxRecordBytes: 1024} }, nil},
+		{"etl key memory negative", func(p *Plan) { p.ETL = ETL{KeyMemoryMB: -1} },
+			[]string{"etl.key_memory_mb: -1 is out of range; give the memory of a key set in MiB, from 1 to 65536, or 0 for the default 64"}},
+		{"etl key memory high", func(p *Plan) { p.ETL = ETL{KeyMemoryMB: 1<<16 + 1} },
+			[]string{"etl.key_memory_mb: 65537 is out of range; give the memory of a key set in MiB, from 1 to 65536, or 0 for the default 64"}},
+		{"etl key memory in range", func(p *Plan) { p.ETL = ETL{KeyMemoryMB: 1} }, nil},
 		{"consumer", func(p *Plan) { p.Downstream.Consumer = "tableau" },
 			[]string{`downstream.consumer: "tableau" is not a consumer; use bi, c360, ml or unknown`}},
 		{"owners", func(p *Plan) {

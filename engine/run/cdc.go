@@ -54,6 +54,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/lima-lake/lima/engine/clean"
+	"github.com/lima-lake/lima/engine/keyset"
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/sink"
 	"github.com/lima-lake/lima/engine/source"
@@ -562,16 +563,21 @@ func (d *cdcLoad) readChanges(ctx context.Context) ([]*change, appliedBatch, err
 	}
 	d.l = l
 	d.onClose(func() { l.caster.Release() })
+	d.onClose(l.closeKeys)
 
 	// The keys in the table now.
 	prog.Phase.Store("reading keys")
 	if d.refresh {
-		l.tableKeys = map[[2]uint64]struct{}{} // the refresh starts from an empty table
+		l.tableKeys = keyset.New(keySetOptions(o)) // the refresh starts from an empty table
 	} else if err := l.readTableKeys(ctx, tbl); err != nil {
 		return nil, appliedBatch{}, fmt.Errorf("read the keys already in the table: %w", err)
 	}
+	var keyErr error // a spill file's read error, checked after applyChanges
 	present := func(key string) bool {
-		_, ok := l.tableKeys[l.hashJoinedKey(key)]
+		ok, err := l.tableKeys.Contains(l.hashJoinedKey(key))
+		if err != nil && keyErr == nil {
+			keyErr = err
+		}
 		return ok
 	}
 
@@ -669,6 +675,9 @@ func (d *cdcLoad) readChanges(ctx context.Context) ([]*change, appliedBatch, err
 
 	// Apply in order.
 	ap := applyChanges(changes, present, d.posOrd, d.posFile)
+	if keyErr != nil {
+		return nil, appliedBatch{}, fmt.Errorf("the keys already in the table: %w", keyErr)
+	}
 	for _, a := range ap.anomalies {
 		if err := hold(changes[a.index], a.rule, a.reason, nil); err != nil {
 			return nil, appliedBatch{}, err

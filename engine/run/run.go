@@ -24,6 +24,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lima-lake/lima/engine/clean"
+	"github.com/lima-lake/lima/engine/keyset"
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/sink"
 	"github.com/lima-lake/lima/engine/sink/rawland"
@@ -666,6 +667,7 @@ func (f *fileLoad) stage(ctx context.Context) error {
 	}
 	f.l = l
 	f.onClose(func() { l.caster.Release() })
+	f.onClose(l.closeKeys)
 	f.onClose(func() { l.extract.discard() })
 	if o.KnownFixes != nil {
 		if l.fixes, err = o.KnownFixes(ctx, f.name); err != nil {
@@ -1160,9 +1162,12 @@ type loader struct {
 	caster  *clean.Caster
 	checks  []clean.RowCheck
 	keyCols []int
-	keys    map[[2]uint64]struct{}
-	// tableKeys are the keys already in the table (incremental loads).
-	tableKeys map[[2]uint64]struct{}
+	// keys are the load's keys so far (first occurrence wins), within
+	// etl.key_memory_mb, spilled to .lima/tmp beyond it.
+	keys *keyset.Set
+	// tableKeys are the keys already in the table (incremental loads;
+	// nil otherwise).
+	tableKeys *keyset.Set
 	seeds     [2]maphash.Seed
 	stats     *statsBuilder
 	prog      *TableProgress
@@ -1237,7 +1242,7 @@ func newLoader(ctx context.Context, o Options, tr *TableResult, t *plan.Table, r
 		return nil, err
 	}
 	l := &loader{o: o, tr: tr, t: t, rs: rs, caster: caster, prog: prog, wmCol: -1, router: NewRouter(o.Plan), now: time.Now().UTC(), fixCnt: map[string]int64{},
-		keys: map[[2]uint64]struct{}{}, seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
+		keys: keyset.New(keySetOptions(o)), seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
 	refs, err := referenceSets(ctx, o, t)
 	if err != nil {
 		caster.Release()
@@ -1295,6 +1300,7 @@ func newLoader(ctx context.Context, o Options, tr *TableResult, t *plan.Table, r
 	if (tr.Mode == "incremental" || tr.Mode == ModeMicroBatch) && len(l.keyCols) > 0 && !o.FullRefresh {
 		if err := l.readTableKeys(ctx, tbl); err != nil {
 			caster.Release()
+			l.closeKeys()
 			return nil, fmt.Errorf("read the keys already in the table: %w", err)
 		}
 	}
@@ -1329,10 +1335,35 @@ func controlColumns(t *plan.Table, rs *resolved, idx map[string]int) []int {
 	return out
 }
 
+// keySetOptions are the options of a load's key sets: etl.key_memory_mb
+// each, spilled to the workspace's .lima/tmp (the OS temp folder without a
+// workspace).
+func keySetOptions(o Options) keyset.Options {
+	ko := keyset.Options{Budget: o.Plan.ETL.KeyMemoryBytes()}
+	if o.Workspace != "" {
+		ko.Dir = filepath.Join(o.Workspace, ".lima", "tmp")
+	}
+	return ko
+}
+
+// closeKeys releases the loader's key sets and their spill files.
+func (l *loader) closeKeys() {
+	l.keys.Close()
+	if l.tableKeys != nil {
+		l.tableKeys.Close()
+	}
+	if l.up != nil {
+		l.up.closeKeys()
+	}
+}
+
 // readTableKeys loads the hashes of the keys in the table's current
 // snapshot, so an incremental load cannot append a key twice.
 func (l *loader) readTableKeys(ctx context.Context, tbl sink.Table) error {
-	l.tableKeys = map[[2]uint64]struct{}{}
+	if l.tableKeys != nil {
+		l.tableKeys.Close()
+	}
+	l.tableKeys = keyset.New(keySetOptions(l.o))
 	if _, ok, err := tbl.Current(ctx); err != nil || !ok {
 		return err
 	}
@@ -1374,7 +1405,10 @@ func (l *loader) readTableKeys(ctx context.Context, tbl sink.Table) error {
 				h2.WriteString(s)
 				h2.WriteByte(0)
 			}
-			l.tableKeys[[2]uint64{h1.Sum64(), h2.Sum64()}] = struct{}{}
+			if _, err := l.tableKeys.Add([2]uint64{h1.Sum64(), h2.Sum64()}); err != nil {
+				rec.Release()
+				return err
+			}
 		}
 		rec.Release()
 	}
@@ -1758,27 +1792,32 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 	// only when no recorded fix can change the row afterwards and the
 	// table does not have the key: then a new key is the row's for good.
 	inserted := false
-	keyOf := func() (dup, inTable bool) {
+	keyOf := func() (dup, inTable bool, err error) {
 		key = l.keyHash(cells)
-		if len(l.tableKeys) > 0 {
-			_, inTable = l.tableKeys[key]
+		if l.tableKeys != nil && l.tableKeys.Len() > 0 {
+			if inTable, err = l.tableKeys.Contains(key); err != nil {
+				return false, false, err
+			}
 		}
 		if !inTable && len(l.fixes) == 0 {
-			n := len(l.keys)
-			l.keys[key] = struct{}{}
-			dup = len(l.keys) == n
-			inserted = !dup
-			return dup, false
+			dup, err = l.keys.Add(key)
+			inserted = !dup && err == nil
+			return dup, false, err
 		}
-		_, dup = l.keys[key]
-		return dup, inTable
+		dup, err = l.keys.Contains(key)
+		return dup, inTable, err
 	}
 	if len(all) == 0 && len(l.keyCols) > 0 {
-		dup, inTable := keyOf()
+		dup, inTable, err := keyOf()
+		if err != nil {
+			return err
+		}
 		if (dup || inTable) && len(l.fixes) > 0 {
 			origVals, origNulls, nApplied := slices.Clone(vals), slices.Clone(nulls), len(l.tr.AppliedFixes)
 			if tryFix(); fixed {
-				if dup, inTable = keyOf(); dup || inTable {
+				if dup, inTable, err = keyOf(); err != nil {
+					return err
+				} else if dup || inTable {
 					// The fixed row is a duplicate too: held back as read.
 					for c := range l.fixes[NewFixKey(row.Loc.Unit, row.Raw)].Fixed {
 						l.fixCnt[c]--
@@ -1786,7 +1825,9 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 					l.tr.AppliedFixes = l.tr.AppliedFixes[:nApplied]
 					vals, nulls = origVals, origNulls
 					l.recast(vals, nulls, &cells)
-					dup, inTable = keyOf()
+					if dup, inTable, err = keyOf(); err != nil {
+						return err
+					}
 				}
 			}
 		}
@@ -1823,11 +1864,17 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 			Errors: all, Values: values, Encoding: row.Encoding, Key: key})
 	}
 	if len(l.keyCols) > 0 && !inserted {
-		l.keys[key] = struct{}{}
+		if _, err := l.keys.Add(key); err != nil {
+			return err
+		}
 	}
-	if l.up != nil && l.acceptUpsert(key, cells) {
-		l.skip(SkipSoftDeleted)
-		return nil
+	if l.up != nil {
+		if drop, err := l.acceptUpsert(key, cells); err != nil {
+			return err
+		} else if drop {
+			l.skip(SkipSoftDeleted)
+			return nil
+		}
 	}
 	l.stats.add(cells, row.Loc)
 	l.caster.Accept()

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/lima-lake/lima/engine/clean"
+	"github.com/lima-lake/lima/engine/keyset"
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/sink"
 	"github.com/lima-lake/lima/engine/source"
@@ -63,21 +64,33 @@ type UpsertResult struct {
 type upsert struct {
 	res     *UpsertResult
 	replace bool // a full refresh: replace the table, nothing to delete
-	// lake maps each key hash in the lake to the hash of its watermark text.
-	lake    map[[2]uint64]uint64
+	// lake maps each key hash in the lake to the hash of its watermark
+	// text (a spillable map: etl.key_memory_mb).
+	lake    *keyset.Map
 	prev    clean.Cell
 	hasPrev bool
 	// updKeys are the key texts of accepted rows whose key the lake holds.
 	updKeys [][]string
 	// detect: compare keys this run; srcKeys are the source's key hashes.
 	detect  bool
-	srcKeys map[[2]uint64]struct{}
+	srcKeys *keyset.Set
 	delKeys [][]string
 	keySpec []clean.ColumnSpec
 	// softCol is the soft-delete column's index (-1: none); softDone the
-	// keys this run deletes because the source marked them.
+	// keys this run deletes because the source marked them (a lake key
+	// in softDone is no longer in the lake).
 	softCol  int
 	softDone map[[2]uint64]struct{}
+}
+
+// closeKeys releases the upsert's key sets.
+func (up *upsert) closeKeys() {
+	if up.lake != nil {
+		up.lake.Close()
+	}
+	if up.srcKeys != nil {
+		up.srcKeys.Close()
+	}
 }
 
 // hashKey hashes key texts the way row() does.
@@ -174,7 +187,7 @@ func (l *loader) prepareUpsert(ctx context.Context, src source.Source, tbl sink.
 		}
 	}
 	if up.detect {
-		up.srcKeys = map[[2]uint64]struct{}{}
+		up.srcKeys = keyset.New(keySetOptions(l.o))
 	}
 	return l.readLakeVersions(ctx, tbl)
 }
@@ -282,14 +295,25 @@ func (l *loader) scanKeys(ctx context.Context, tbl sink.Table, extra string, fn 
 // watermark value, to tell inserts from updates and find late rows.
 func (l *loader) readLakeVersions(ctx context.Context, tbl sink.Table) error {
 	up := l.up
-	up.lake = map[[2]uint64]uint64{}
+	if up.lake != nil {
+		up.lake.Close()
+	}
+	up.lake = keyset.NewMap(keySetOptions(l.o))
 	wm := ""
 	if l.wmCol >= 0 {
 		wm = l.rs.cols[l.wmCol]
 	}
+	var addErr error
 	err := l.scanKeys(ctx, tbl, wm, func(key []string, x string) {
-		up.lake[l.hashKey(key)] = versionHash(l.seeds[0], x)
+		// A key twice in the lake (which gate 4 fails) keeps its first
+		// version here.
+		if _, _, err := up.lake.Add(l.hashKey(key), versionHash(l.seeds[0], x)); err != nil && addErr == nil {
+			addErr = err
+		}
 	})
+	if err == nil {
+		err = addErr
+	}
 	if err != nil {
 		return fmt.Errorf("read the keys already in the table: %w", err)
 	}
@@ -329,8 +353,8 @@ func (l *loader) readSourceKeys(ctx context.Context, r *sqldb.Reader) error {
 		for i, c := range kc.Cells() {
 			texts[i] = clean.FormatCell(spec[i].Type, c)
 		}
-		up.srcKeys[l.hashKey(texts)] = struct{}{}
-		return nil
+		_, err := up.srcKeys.Add(l.hashKey(texts))
+		return err
 	})
 }
 
@@ -360,27 +384,32 @@ func (l *loader) keyCaster(fromSource bool) (*clean.Caster, error) {
 // it is at or below the previous watermark in a version the lake lacks. It
 // returns true for a row its source marks deleted (load.soft_delete): the
 // row is not loaded and its key is deleted from the lake.
-func (l *loader) acceptUpsert(key [2]uint64, cells []clean.Cell) (drop bool) {
+func (l *loader) acceptUpsert(key [2]uint64, cells []clean.Cell) (drop bool, err error) {
 	up := l.up
 	soft := up.softCol >= 0 && !cells[up.softCol].Null && cells[up.softCol].I == 1
 	if up.replace {
 		if !soft {
 			up.res.Inserted++
 		}
-		return soft
+		return soft, nil
 	}
-	ver, inLake := up.lake[key]
+	ver, inLake, err := up.lake.Get(key)
+	if err != nil {
+		return false, err
+	}
+	if _, gone := up.softDone[key]; gone {
+		inLake = false // deleted by this run: a later version of the key is an insert again
+	}
 	if soft {
 		if inLake {
 			up.res.SoftDeleted++
 			up.updKeys = append(up.updKeys, l.keyTexts(cells))
-			delete(up.lake, key) // a later version of the key is an insert again
 			if up.softDone == nil {
 				up.softDone = map[[2]uint64]struct{}{}
 			}
 			up.softDone[key] = struct{}{}
 		}
-		return true
+		return true, nil
 	}
 	wmText := ""
 	if l.wmCol >= 0 {
@@ -397,7 +426,7 @@ func (l *loader) acceptUpsert(key [2]uint64, cells []clean.Cell) (drop bool) {
 			up.res.LateRows++
 		}
 	}
-	return false
+	return false, nil
 }
 
 // keyTexts are the canonical texts of a row's key.
@@ -434,15 +463,22 @@ func (l *loader) finishUpsert(ctx context.Context, tbl sink.Table) error {
 		}
 	}
 	up.res.DeletesChecked = true
-	up.res.SourceKeys = int64(len(up.srcKeys))
+	up.res.SourceKeys = up.srcKeys.Len()
+	var probeErr error
 	err := l.scanKeys(ctx, tbl, "", func(key []string, _ string) {
 		h := l.hashKey(key)
-		_, atSource := up.srcKeys[h]
+		atSource, err := up.srcKeys.Contains(h)
+		if err != nil && probeErr == nil {
+			probeErr = err
+		}
 		_, marked := up.softDone[h] // deleted already, counted as soft-deleted
-		if !atSource && !marked {
+		if !atSource && !marked && err == nil {
 			up.delKeys = append(up.delKeys, slices.Clone(key))
 		}
 	})
+	if err == nil {
+		err = probeErr
+	}
 	if err != nil {
 		return fmt.Errorf("compare keys with the lake: %w", err)
 	}
