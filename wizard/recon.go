@@ -202,6 +202,9 @@ func (s *reconScreen) renderList() string {
 		verdict = t.Failed.Render(ui.StatusFailed.Glyph()) + " the run failed"
 	}
 	add(ui.Fit(t.Title.Render("Gate 4 · reconciliation")+"  "+t.Muted.Render("run "+ui.Sanitize(r.RunID))+"  "+verdict, s.w))
+	for _, h := range r.HeldBackMost {
+		add(ui.Fit(t.Warn.Render("⚠")+" "+ui.Sanitize(h), s.w))
+	}
 	if s.tornDown {
 		add(ui.Fit(t.Warn.Render(ui.StatusWarn.Glyph())+" torn down since (gate 5): these tables and their exceptions are gone", s.w))
 	}

@@ -389,6 +389,9 @@ func progressLines(snap []*run.TableProgress, now time.Time) []string {
 
 func printSummary(w io.Writer, r *reports.Report) {
 	fmt.Fprintf(w, "\nrun %s — %s\n", r.RunID, headlineText(r))
+	for _, h := range r.HeldBackMost {
+		fmt.Fprintf(w, "  ⚠ %s\n", ui.Sanitize(h))
+	}
 	nw := len("table")
 	for _, t := range r.Tables {
 		nw = max(nw, len([]rune(ui.Sanitize(t.Name))))
