@@ -450,9 +450,13 @@ func FormatCandidates(c *plan.Column, ce *ColumnEvidence) []string {
 	var out []string
 	add := func(fs ...string) {
 		for _, f := range fs {
-			if f != "" && !slices.Contains(out, f) {
-				out = append(out, f)
+			if f == "" || slices.Contains(out, f) {
+				continue
 			}
+			if _, err := clean.GoLayout(f); err != nil && f != clean.ExcelSerial {
+				continue // a note of the profile ("a or b"), not a layout
+			}
+			out = append(out, f)
 		}
 	}
 	add(c.Formats...)
