@@ -187,3 +187,41 @@ func TestProposeSetRefusesUnknowns(t *testing.T) {
 		t.Errorf("a refused --set changed platform.yaml")
 	}
 }
+
+// TestProposeSetEditsAPlanWithTables: --set on a plan that has its tables
+// edits them (with --write), the approval no longer matches so run
+// refuses (exit 4) until the model is approved again; then a full
+// refresh lands all 8 orders and --json names no table that held back
+// most of its rows.
+func TestProposeSetEditsAPlanWithTables(t *testing.T) {
+	data, truth := mixedDatesOrders(t, 21)
+	code, out, planPath := landOrders(t, data, "orders.order_date.type=date")
+	if code != exitOK || !strings.Contains(out, "⚠ orders: 6 of 8 rows held back") {
+		t.Fatalf("first run: exit %d\n%s", code, out)
+	}
+	if code, rep, _ := runCLI(t, "report", "--plan", planPath, "--json"); code != exitOK || !strings.Contains(rep, `"held_back_most"`) || !strings.Contains(rep, `"orders: 6 of 8 rows held back"`) {
+		t.Errorf("report.json lacks held_back_most: exit %d\n%s", code, rep)
+	}
+	if code, _, errb := runCLI(t, "propose", "--plan", planPath, "--write", "--set", "orders.order_date.formats=dd/MM/yyyy,yyyy-MM-dd"); code != exitOK || !strings.Contains(errb, "approve the data model again") {
+		t.Fatalf("propose --set on a plan with tables: exit %d: %s", code, errb)
+	}
+	if code, _, _ := runCLI(t, "run", "--plan", planPath); code != exitPrecondition {
+		t.Fatalf("run after an unapproved edit: exit %d, want %d", code, exitPrecondition)
+	}
+	if code, _, errb := runCLI(t, "approve", "--plan", planPath, "--gate", "data-model", "--by", "tester"); code != exitOK {
+		t.Fatalf("approve: exit %d: %s", code, errb)
+	}
+	code, stdout, errb := runCLI(t, "run", "--plan", planPath, "--full-refresh", "--json")
+	if code != exitOK || strings.Contains(stdout, "held_back_most") || !strings.Contains(stdout, `"rows_quarantined":0`) {
+		t.Fatalf("full refresh: exit %d\n%s\n%s", code, stdout, errb)
+	}
+	got := lakeDates(t, planPath)
+	if len(got) != len(truth) {
+		t.Fatalf("lake holds %d orders, want %d: %v", len(got), len(truth), got)
+	}
+	for id, d := range truth {
+		if got[id] != d {
+			t.Errorf("order %s: %q in the lake, want %q", id, got[id], d)
+		}
+	}
+}
