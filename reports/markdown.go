@@ -17,6 +17,9 @@ func Markdown(r *Report) string {
 	if r.Headline != "" {
 		fmt.Fprintf(&b, "- **Gate 4:** %s\n", md(r.Headline))
 	}
+	for _, h := range r.HeldBackMost {
+		fmt.Fprintf(&b, "- **⚠ %s**\n", md(h))
+	}
 	fmt.Fprintf(&b, "- **Started:** %s  \n- **Finished:** %s (%s)\n", r.StartedAt.Format("2006-01-02 15:04:05 MST"),
 		r.FinishedAt.Format("2006-01-02 15:04:05 MST"), r.FinishedAt.Sub(r.StartedAt).Round(1e6))
 	if r.ScheduledAt != nil {

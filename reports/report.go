@@ -48,9 +48,13 @@ type Report struct {
 	// NotChecked lists, per table, what gate 4 did not check this run
 	// ("table: what"): findings that were skipped or not decided, tables
 	// already loaded (not re-checked) or not reconciled.
-	NotChecked []string      `json:"not_checked,omitempty"`
-	Tables     []TableReport `json:"tables"`
-	Exceptions Exceptions    `json:"exceptions"`
+	NotChecked []string `json:"not_checked,omitempty"`
+	// HeldBackMost names the tables that held back more than half of
+	// their rows ("orders: 6 of 8 rows held back"): a run can pass gate 4
+	// and still have loaded almost nothing of a table.
+	HeldBackMost []string      `json:"held_back_most,omitempty"`
+	Tables       []TableReport `json:"tables"`
+	Exceptions   Exceptions    `json:"exceptions"`
 	// Notifications sent to owners after the run.
 	Notifications []Notification `json:"notifications,omitempty"`
 	// Warnings are problems that did not fail the run.
@@ -365,10 +369,24 @@ func Build(p *plan.Plan, res *run.Result, recs map[string]*gates.Reconciliation)
 			r.Exceptions.ByOwner[o] += n
 		}
 		t.Checks = cutDetails(t.Checks)
+		if h := HeldBackHeadline(t); h != "" {
+			r.HeldBackMost = append(r.HeldBackMost, h)
+		}
 		r.Tables = append(r.Tables, t)
 	}
 	r.SetHeadline()
 	return r
+}
+
+// HeldBackHeadline is the warning for a table that held back most of its
+// rows (more than half of the rows read that were not skipped, the
+// threshold of gates.HoldsBackMost); "" when it did not.
+func HeldBackHeadline(t TableReport) string {
+	rows := t.RowsRead - t.RowsSkipped
+	if !gates.HoldsBackMost(t.RowsQuarantined, rows) {
+		return ""
+	}
+	return fmt.Sprintf("%s: %d of %d rows held back", t.Name, t.RowsQuarantined, rows)
 }
 
 func passIf(ok bool) string {

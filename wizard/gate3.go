@@ -41,6 +41,7 @@ const (
 	g3Browse gate3Mode = iota
 	g3PickType
 	g3ConfirmReject
+	g3Edit // the edit screen of a column (gate3_edit.go)
 )
 
 // gate3LoadedMsg carries the plan and its model's findings.
@@ -64,7 +65,7 @@ type gate3SavedMsg struct {
 }
 
 type gate3Keys struct {
-	Approve, Reject, Type, Key, Partition, Undo, Back, Up, Down, PgUp, PgDown ui.Binding
+	Approve, Reject, Type, Key, Partition, Undo, Back, Up, Down, PgUp, PgDown, Edit ui.Binding
 }
 
 // gate3Item is a focusable line: a column of a base table.
@@ -111,6 +112,8 @@ type gate3Screen struct {
 	// evolution checks an approval against the lake (Deps.Evolution bound
 	// to the workspace at Start); nil checks nothing.
 	evolution func(p *plan.Plan) ([]gates.Finding, error)
+	// edit is the edit screen's state (gate3_edit.go).
+	edit gate3EditState
 }
 
 func newGate3(t ui.Theme) *gate3Screen {
@@ -127,6 +130,7 @@ func newGate3(t ui.Theme) *gate3Screen {
 		Down:      nb("↓", "column", "down"),
 		PgUp:      nb("pgup", "page", "pgup"),
 		PgDown:    nb("pgdn", "page", "pgdown", "space"),
+		Edit:      nb("e", "edit", "e"),
 	}}
 }
 
@@ -135,7 +139,9 @@ func (s *gate3Screen) SetSize(w, h int) { s.w, s.h = w, h }
 // HelpText explains gate 3's keys on the help screen.
 func (s *gate3Screen) HelpText() []string {
 	return []string{
-		"t picks another type for the focused column; k puts it in or takes it out of the key;",
+		"e edits the focused column as the findings suggest: date formats (with a live count of",
+		"the sampled values that parse), decimal precision and scale, currency, required, key,",
+		"reference and partition; t picks another type; k puts it in or takes it out of the key;",
 		"p cycles its partition (month, day, year of a date; the value of others; none).",
 		"Edits show as a diff and stay in memory; enter writes them with the approval",
 		"(gates.data_model: who, when, plan hash). x rejects: the approval is removed.",
@@ -197,6 +203,7 @@ func (s *gate3Screen) setPlan(p *plan.Plan) {
 		}
 	}
 	s.cur = min(s.cur, max(0, len(s.items)-1))
+	s.refreshHeadlines()
 }
 
 // changes is the diff of the edited model against the loaded one.
@@ -241,8 +248,11 @@ func ModelDiff(a, b *plan.Plan) []string {
 			ca, ok := ta.Column(cb.Name)
 			if !ok {
 				out = append(out, fmt.Sprintf("+ %s.%s %s", n, cb.Name, cb.Type))
-			} else if ca.Type != cb.Type {
-				out = append(out, fmt.Sprintf("~ %s.%s type: %s → %s", n, cb.Name, none(ca.Type), none(cb.Type)))
+			} else {
+				if ca.Type != cb.Type {
+					out = append(out, fmt.Sprintf("~ %s.%s type: %s → %s", n, cb.Name, none(ca.Type), none(cb.Type)))
+				}
+				out = append(out, columnDiff(n, ca, &cb)...)
 			}
 		}
 		for _, ca := range ta.Columns {
@@ -256,6 +266,7 @@ func ModelDiff(a, b *plan.Plan) []string {
 		if pa, pb := strings.Join(ta.Partition, ", "), strings.Join(tb.Partition, ", "); pa != pb {
 			out = append(out, fmt.Sprintf("~ %s partition: %s → %s", n, none(pa), none(pb)))
 		}
+		out = append(out, joinDiff(n, ta, tb)...)
 	}
 	if len(out) == 0 && a.Hash() != b.Hash() {
 		out = append(out, "~ other fields of platform.yaml")
@@ -288,6 +299,8 @@ func (s *gate3Screen) Keys() []ui.Binding {
 	switch s.mode {
 	case g3PickType:
 		return []ui.Binding{ui.NewBinding("enter", "set the type", "enter"), ui.NewBinding("↑/↓", "choose", "up"), ui.NewBinding("esc", "cancel", "esc")}
+	case g3Edit:
+		return editKeys()
 	case g3ConfirmReject:
 		return []ui.Binding{ui.NewBinding("y", "reject the model", "y"), ui.NewBinding("n/esc", "keep it", "n", "esc"),
 			ui.NewBinding("←/→", "choose", "left", "right"), ui.NewBinding("enter", "answer", "enter")}
@@ -298,11 +311,11 @@ func (s *gate3Screen) Keys() []ui.Binding {
 		if s.state == g3Saving {
 			why = "saving"
 		}
-		for _, b := range []*ui.Binding{&k.Approve, &k.Reject, &k.Type, &k.Key, &k.Partition, &k.Undo} {
+		for _, b := range []*ui.Binding{&k.Approve, &k.Reject, &k.Type, &k.Key, &k.Partition, &k.Undo, &k.Edit} {
 			*b = b.Disable(why)
 		}
 	case g3Error:
-		for _, b := range []*ui.Binding{&k.Approve, &k.Reject, &k.Type, &k.Key, &k.Partition, &k.Undo} {
+		for _, b := range []*ui.Binding{&k.Approve, &k.Reject, &k.Type, &k.Key, &k.Partition, &k.Undo, &k.Edit} {
 			*b = b.Disable("the plan could not be read")
 		}
 	default:
@@ -316,12 +329,14 @@ func (s *gate3Screen) Keys() []ui.Binding {
 			k.Undo = k.Undo.Disable("nothing edited")
 		}
 		if len(s.items) == 0 {
-			for _, b := range []*ui.Binding{&k.Type, &k.Key, &k.Partition} {
+			for _, b := range []*ui.Binding{&k.Type, &k.Key, &k.Partition, &k.Edit} {
 				*b = b.Disable("no base table column")
 			}
 		}
 	}
-	return []ui.Binding{k.Approve, k.Type, k.Key, k.Partition, k.Undo, k.Reject, k.Back, k.Down}
+	// ↑/↓ (column) is said by the hint line; e takes its place in the key
+	// line, which stays whole at 100 columns.
+	return []ui.Binding{k.Approve, k.Type, k.Key, k.Partition, k.Undo, k.Reject, k.Back, k.Edit}
 }
 
 func (s *gate3Screen) focused() (*plan.Table, *plan.Column, string) {
@@ -345,6 +360,7 @@ func (s *gate3Screen) Update(msg tea.Msg, by string, now func() time.Time, planP
 			return nil, navStay
 		}
 		s.state, s.proposal, s.findings, s.cur, s.top, s.follow = g3Ready, msg.proposal, msg.findings, 0, 0, true
+		s.keepEvidence(msg.proposal)
 		s.setPlan(msg.p)
 		return nil, navStay
 	case gate3SavedMsg:
@@ -379,6 +395,9 @@ func (s *gate3Screen) Update(msg tea.Msg, by string, now func() time.Time, planP
 func (s *gate3Screen) key(msg tea.KeyPressMsg, by string, now func() time.Time, planPath string) (tea.Cmd, nav) {
 	k := s.Keys()
 	switch s.mode {
+	case g3Edit:
+		s.editKey(msg)
+		return nil, navStay
 	case g3PickType:
 		switch msg.String() {
 		case "up", "k":
@@ -480,6 +499,8 @@ func (s *gate3Screen) key(msg tea.KeyPressMsg, by string, now func() time.Time, 
 			t.Partition = []string{next}
 		}
 		s.edited(fmt.Sprintf("%s: partition %s", tn, orNone(next)))
+	case s.keys.Edit.Pressed(msg) && k[7].Enabled():
+		s.openEdit()
 	case s.keys.Undo.Pressed(msg) && k[4].Enabled():
 		s.setPlan(s.base)
 		s.msg, s.msgOK = "edits undone: the model is as loaded", true
@@ -505,6 +526,7 @@ func orNone(s string) string {
 }
 
 func (s *gate3Screen) edited(what string) {
+	s.refreshHeadlines()
 	s.msg, s.msgOK = what+" (not saved until you approve)", true
 	if p := s.problems(); len(p) > 0 {
 		s.msg, s.msgOK = what+" — but: "+p[0], false
@@ -578,7 +600,7 @@ func (s *gate3Screen) save(approve bool, by string, now func() time.Time, planPa
 
 // room is the height of the scrolling model view.
 func (s *gate3Screen) room() int {
-	return max(3, s.h-4-min(len(s.changes()), 5)-boolInt(len(s.changes()) > 0))
+	return max(3, s.h-4-min(len(s.changes()), 5)-boolInt(len(s.changes()) > 0)-len(s.edit.headlines))
 }
 
 func boolInt(b bool) int {
@@ -742,8 +764,12 @@ func (s *gate3Screen) Render() string {
 	if len(ch) > 0 {
 		status = t.Warn.Render(ui.StatusWarn.Glyph()) + fmt.Sprintf(" %d change(s), not approved", len(ch))
 	}
+	if s.mode == g3Edit {
+		return s.renderEdit()
+	}
 	var out []string
 	out = append(out, ui.Fit(head+"  "+status, s.w))
+	out = append(out, s.headlineLines()...)
 	if len(ch) > 0 {
 		out = append(out, t.Muted.Render("Diff against platform.yaml:"))
 		for i, c := range ch {

@@ -208,6 +208,9 @@ func (s *reconScreen) renderList() string {
 	if s.past {
 		add(ui.Fit(t.Muted.Render("the last run's report, as gate 4 checked it when the run ended ("+r.FinishedAt.UTC().Format("2006-01-02 15:04 UTC")+"); lima-tui reconcile checks the lake again"), s.w))
 	}
+	for _, h := range r.HeldBackMost {
+		add(ui.Fit(t.Warn.Render("⚠")+" "+ui.Sanitize(h), s.w))
+	}
 	if s.tornDown {
 		add(ui.Fit(t.Warn.Render(ui.StatusWarn.Glyph())+" torn down since (gate 5): these tables and their exceptions are gone", s.w))
 	}

@@ -515,6 +515,11 @@ func (s *runScreen) doneLines() []string {
 		runID = o.Result.RunID
 	}
 	out = append(out, t.Status(mark)+" "+t.Text.Bold(true).Render(fmt.Sprintf("run %s: %s", ui.Sanitize(runID), ui.Sanitize(status))))
+	if o != nil && o.Report != nil {
+		for _, h := range o.Report.HeldBackMost {
+			out = append(out, ui.Fit(t.Warn.Render("⚠")+" "+ui.Sanitize(h), s.w))
+		}
+	}
 	if s.err != nil {
 		out = append(out, ui.Wrap("    "+ui.Sanitize(s.err.Error()), s.w, "    ")...)
 	}

@@ -402,6 +402,9 @@ func progressLines(snap []*run.TableProgress, now time.Time) []string {
 
 func printSummary(w io.Writer, r *reports.Report) {
 	fmt.Fprintf(w, "\nrun %s — %s\n", r.RunID, headlineText(r))
+	for _, h := range r.HeldBackMost {
+		fmt.Fprintf(w, "  ⚠ %s\n", ui.Sanitize(h))
+	}
 	nw := len("table")
 	for _, t := range r.Tables {
 		nw = max(nw, len([]rune(ui.Sanitize(t.Name))))
@@ -506,7 +509,10 @@ func writeJSONSummary(w io.Writer, out *flow.Outcome) {
 		ExitCode int    `json:"exit_code"`
 		Report   string `json:"report"`
 		Tables   []tbl  `json:"tables"`
-	}{RunID: out.Report.RunID, Status: out.Report.Status, ExitCode: out.Report.ExitCode(), Report: out.ReportPath}
+		// HeldBackMost: "table: N of M rows held back" for each table that
+		// held back more than half of its rows.
+		HeldBackMost []string `json:"held_back_most,omitempty"`
+	}{RunID: out.Report.RunID, Status: out.Report.Status, ExitCode: out.Report.ExitCode(), Report: out.ReportPath, HeldBackMost: out.Report.HeldBackMost}
 	for _, t := range out.Report.Tables {
 		s.Tables = append(s.Tables, tbl{t.Name, t.Status, t.SnapshotID, t.RowsRead, t.RowsLoaded, t.RowsQuarantined, t.RowsSkipped, t.Balanced, t.Reconciliation, t.Seconds, t.Phases, t.Error})
 	}

@@ -29,6 +29,8 @@ func cmdPropose(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	write := fs.Bool("write", false, "write the proposal into a plan without tables, or record the findings in data_quality_issues")
 	rows := fs.Int64("rows", 100_000, "read at most this many data rows per table")
 	asJSON := fs.Bool("json", false, "JSON output")
+	var sets multi
+	fs.Var(&sets, "set", "edit the model as gate 3's findings suggest, e.g. orders.order_date.format=dd/MM/yyyy, .formats=a,b, .type=decimal(12,2), .currency=KRW, .required=true, .references=t.col, orders.key=a,b, orders.partition=month(col)|none (repeatable; with --write recorded in the plan)")
 	if err := fs.Parse(args); err != nil {
 		return parseExit(err)
 	}
@@ -42,7 +44,10 @@ func cmdPropose(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	ws := flow.Workspace{Dir: filepath.Dir(*planPath)}
 	if len(p.Tables) == 0 {
-		return proposeModel(ctx, p, ws, *planPath, *rows, *write, *asJSON, stdout, stderr)
+		return proposeModel(ctx, p, ws, *planPath, *rows, *write, *asJSON, sets, stdout, stderr)
+	}
+	if len(sets) > 0 {
+		return editModel(p, *planPath, *write, sets, stdout, stderr)
 	}
 	var profiles []*run.TableProfile
 	changed := false
@@ -111,10 +116,14 @@ func cmdPropose(ctx context.Context, args []string, stdout, stderr io.Writer) in
 }
 
 // proposeModel proposes the data model of a plan without tables.
-func proposeModel(ctx context.Context, p *plan.Plan, ws flow.Workspace, planPath string, rows int64, write, asJSON bool, stdout, stderr io.Writer) int {
+func proposeModel(ctx context.Context, p *plan.Plan, ws flow.Workspace, planPath string, rows int64, write, asJSON bool, sets []string, stdout, stderr io.Writer) int {
 	pr, err := gates.ProposeDataModel(ctx, p, gates.ProposeOptions{Workspace: ws.Dir, MaxRows: rows})
 	if err != nil {
 		return fail(stderr, err)
+	}
+	edits, err := gates.ApplyEdits(pr.Plan, sets)
+	if err != nil {
+		return editRefused(stderr, err)
 	}
 	if asJSON {
 		b, _ := json.Marshal(struct {
@@ -124,6 +133,10 @@ func proposeModel(ctx context.Context, p *plan.Plan, ws flow.Workspace, planPath
 		fmt.Fprintln(stdout, string(ui.EscapeJSON(b)))
 	} else {
 		printProposal(stdout, pr)
+		printEdits(stdout, edits)
+	}
+	for _, h := range proposalHeadlines(pr) {
+		fmt.Fprintf(stderr, "lima: ⚠ %s\n", ui.Sanitize(h))
 	}
 	if len(pr.Plan.Tables) == 0 {
 		fmt.Fprintln(stderr, "lima: no tables to propose: the sources hold no files Lima reads (see the findings)")
@@ -328,4 +341,60 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// editModel applies --set edits to a plan that has its tables: printed,
+// and with --write recorded (the data model must then be approved again).
+func editModel(p *plan.Plan, planPath string, write bool, sets []string, stdout, stderr io.Writer) int {
+	edits, err := gates.ApplyEdits(p, sets)
+	if err != nil {
+		return editRefused(stderr, err)
+	}
+	if err := p.Validate(); err != nil {
+		fmt.Fprintf(stderr, "lima-tui propose: the edited plan does not validate, nothing written: %s\n", ui.Sanitize(err.Error()))
+		return exitUsage
+	}
+	printEdits(stdout, edits)
+	if !write {
+		fmt.Fprintf(stderr, "lima: nothing written; to record the edits: lima-tui propose --plan %s --write --set …\n", ui.Sanitize(planPath))
+		return exitOK
+	}
+	p.Platform.Updated = time.Now().UTC().Format(time.RFC3339)
+	if err := p.Write(planPath); err != nil {
+		return fail(stderr, err)
+	}
+	fmt.Fprintf(stderr, "lima: edits written to %s; approve the data model again: lima-tui approve --gate data-model --by NAME\n", ui.Sanitize(planPath))
+	return exitOK
+}
+
+// editRefused reports a --set that cannot apply (exit 2, nothing written).
+func editRefused(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "lima-tui propose: --set refused, nothing written: %s\n", ui.Sanitize(err.Error()))
+	return exitUsage
+}
+
+func printEdits(w io.Writer, edits []string) {
+	if len(edits) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nedits (--set)\n")
+	for _, e := range edits {
+		fmt.Fprintf(w, "  ~ %s\n", ui.Sanitize(e))
+	}
+}
+
+// proposalHeadlines warn of the proposed tables whose sampled rows would
+// mostly be held back under the model as proposed (and edited).
+func proposalHeadlines(pr *gates.Proposal) []string {
+	var out []string
+	for _, n := range pr.Plan.TableNames() {
+		held, sampled, err := gates.PreviewTable(pr.Plan.Tables[n], pr.Evidence[n])
+		if err != nil {
+			continue
+		}
+		if h := gates.HoldBackHeadline(n, held, sampled); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
 }

@@ -144,6 +144,9 @@ func accessibleWizard(ctx context.Context, planPath string, stdin io.Reader, std
 	fmt.Fprintln(stdout, wizard.ModelText(p, 100))
 	if proposal != nil {
 		printGate3Findings(stdout, proposal.Findings)
+		for _, h := range proposalHeadlines(proposal) {
+			fmt.Fprintf(stdout, "⚠ %s\n", ui.Sanitize(h))
+		}
 	}
 	if failed := gates.FailedFindings(gates.ValidateGrain(p)); len(failed) > 0 {
 		printFindingLines(stdout, failed)

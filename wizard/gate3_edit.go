@@ -1,0 +1,485 @@
+package wizard
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/lima-lake/lima/engine/plan"
+	"github.com/lima-lake/lima/gates"
+	"github.com/lima-lake/lima/ui"
+)
+
+// Gate 3's edit screen (e on a column): every fix the findings suggest,
+// for the focused column and its table — date/timestamp formats picked
+// from the candidates the profile found, the type with a decimal's
+// precision and scale, the currency, required, the key, a reference and
+// the partition. Each change goes through gates.ApplyEdit (what `propose
+// --set` applies) on a draft of the model, and a live preview casts the
+// sampled values under the draft with clean's caster, as the load will:
+// how many values parse, which would be held back, and how many sampled
+// rows of the table would be held back. enter keeps the draft, esc drops it.
+
+// gate3EditState is what gate 3 keeps for editing: the sample the model
+// was proposed from (kept after approval), the headlines of the tables
+// that would hold back most of their sampled rows, and the open editor.
+type gate3EditState struct {
+	evidence  map[string]*gates.TableEvidence
+	headlines []string
+	ed        *gate3Editor
+}
+
+type editRowKind int
+
+const (
+	erFormat editRowKind = iota
+	erType
+	erPrecision
+	erScale
+	erCurrency
+	erRequired
+	erKey
+	erReferences
+	erPartition
+)
+
+type editRow struct {
+	kind   editRowKind
+	format string // erFormat: the candidate layout
+}
+
+// editDone is what an edit of one field changed; a field edited again
+// (→ through the types) keeps only its last change.
+type editDone struct{ field, what string }
+
+type gate3Editor struct {
+	draft      *plan.Plan
+	table, col string
+	candidates []string // date/timestamp layouts to offer
+	cur        int
+	done       []editDone // what the edits changed, the last of each field
+	msg        string     // the last refusal
+}
+
+// commonCurrencies are offered after the column's own and the sample's.
+var commonCurrencies = []string{"KRW", "USD", "EUR", "JPY", "CNY", "GBP", "CHF"}
+
+func editKeys() []ui.Binding {
+	return []ui.Binding{ui.NewBinding("↑/↓", "field", "up", "down"), ui.NewBinding("space", "toggle", "space"),
+		ui.NewBinding("←/→", "change", "left", "right"), ui.NewBinding("enter", "keep the edits", "enter"), ui.NewBinding("esc", "drop them", "esc")}
+}
+
+// refreshHeadlines recomputes the warnings for tables whose sampled rows
+// would mostly be held back under the edited model.
+func (s *gate3Screen) refreshHeadlines() {
+	s.edit.headlines = nil
+	if s.work == nil {
+		return
+	}
+	for _, n := range s.work.TableNames() {
+		t := s.work.Tables[n]
+		if t.IsMart() {
+			continue
+		}
+		held, sampled, err := gates.PreviewTable(t, s.edit.evidence[n])
+		if err != nil {
+			continue
+		}
+		if h := gates.HoldBackHeadline(n, held, sampled); h != "" {
+			s.edit.headlines = append(s.edit.headlines, h)
+		}
+	}
+}
+
+// headlineLines are the headlines as screen lines.
+func (s *gate3Screen) headlineLines() []string {
+	var out []string
+	for _, h := range s.edit.headlines {
+		out = append(out, ui.Fit(s.theme.Warn.Render("⚠")+" "+ui.Sanitize(h), s.w))
+	}
+	return out
+}
+
+// keepEvidence remembers the sample of a proposal made now.
+func (s *gate3Screen) keepEvidence(pr *gates.Proposal) {
+	if pr != nil {
+		s.edit.evidence = pr.Evidence
+	}
+}
+
+// openEdit opens the editor on the focused column.
+func (s *gate3Screen) openEdit() {
+	_, c, tn := s.focused()
+	if c == nil {
+		return
+	}
+	draft, err := clonePlan(s.work)
+	if err != nil {
+		s.msg, s.msgOK = "cannot edit: "+err.Error(), false
+		return
+	}
+	ed := &gate3Editor{draft: draft, table: tn, col: c.Name}
+	ed.candidates = gates.FormatCandidates(c, gates.SampleColumn(s.edit.evidence[tn], c))
+	s.edit.ed = ed
+	s.mode = g3Edit
+}
+
+func (ed *gate3Editor) tbl() *plan.Table { return ed.draft.Tables[ed.table] }
+
+func (ed *gate3Editor) column() *plan.Column {
+	c, _ := ed.tbl().Column(ed.col)
+	return c
+}
+
+// rows are the editor's fields for the column as it now is.
+func (ed *gate3Editor) rows() []editRow {
+	c := ed.column()
+	typ, _ := c.ParsedType()
+	var out []editRow
+	if typ.IsTemporal() || c.Type == "" || typ.Kind == plan.String {
+		for _, f := range ed.candidates {
+			out = append(out, editRow{kind: erFormat, format: f})
+		}
+	}
+	out = append(out, editRow{kind: erType})
+	if typ.Kind == plan.Decimal {
+		out = append(out, editRow{kind: erPrecision}, editRow{kind: erScale})
+	}
+	if typ.IsNumeric() {
+		out = append(out, editRow{kind: erCurrency})
+	}
+	return append(out, editRow{kind: erRequired}, editRow{kind: erKey}, editRow{kind: erReferences}, editRow{kind: erPartition})
+}
+
+func (ed *gate3Editor) apply(field, value string, table bool) {
+	e := gates.Edit{Table: ed.table, Column: ed.col, Field: field, Value: value}
+	if table {
+		e.Column = ""
+	}
+	what, err := gates.ApplyEdit(ed.draft, e)
+	if err != nil {
+		ed.msg = err.Error()
+		return
+	}
+	ed.msg = ""
+	ed.done = slices.DeleteFunc(ed.done, func(d editDone) bool { return d.field == field })
+	ed.done = append(ed.done, editDone{field, what})
+}
+
+// cycle steps through options from the current value.
+func cycle(opts []string, cur string, d int) string {
+	i := slices.Index(opts, cur)
+	if i < 0 {
+		i = 0
+		if d < 0 {
+			i = 1
+		}
+	}
+	return opts[((i+d)%len(opts)+len(opts))%len(opts)]
+}
+
+func (ed *gate3Editor) currencies(ev *gates.TableEvidence) []string {
+	opts := []string{"none"}
+	c := ed.column()
+	if c.Currency != "" {
+		opts = append(opts, c.Currency)
+	}
+	if ce := gates.SampleColumn(ev, c); ce != nil {
+		if code, mixed := ce.Profile.Currencies.Code(); code != "" && !mixed {
+			opts = append(opts, code)
+		}
+	}
+	opts = append(opts, commonCurrencies...)
+	return slices.Compact(opts)
+}
+
+// references are what a column may refer to: none, and the key columns
+// (else the same-named column) of the other base tables.
+func (ed *gate3Editor) references() []string {
+	opts := []string{"none"}
+	for _, n := range ed.draft.TableNames() {
+		t := ed.draft.Tables[n]
+		if n == ed.table || t.IsMart() {
+			continue
+		}
+		for _, k := range t.Load.Keys {
+			opts = append(opts, n+"."+k)
+		}
+		if _, ok := t.Column(ed.col); ok && !slices.Contains(t.Load.Keys, ed.col) {
+			opts = append(opts, n+"."+ed.col)
+		}
+	}
+	return opts
+}
+
+func (ed *gate3Editor) reference() string {
+	for _, j := range ed.tbl().JoinKeys {
+		if j.Column == ed.col {
+			return j.References
+		}
+	}
+	return "none"
+}
+
+// change acts on the focused field: d is -1 or +1 (←/→), 0 for space.
+func (ed *gate3Editor) change(d int, ev *gates.TableEvidence) {
+	rows := ed.rows()
+	if ed.cur >= len(rows) {
+		return
+	}
+	c, t := ed.column(), ed.tbl()
+	typ, _ := c.ParsedType()
+	switch r := rows[ed.cur]; r.kind {
+	case erFormat:
+		fs := slices.Clone(c.Formats)
+		if i := slices.Index(fs, r.format); i >= 0 {
+			fs = slices.Delete(fs, i, i+1)
+		} else {
+			fs = append(fs, r.format)
+		}
+		ed.apply("formats", strings.Join(fs, ","), false)
+	case erType:
+		if d == 0 {
+			d = 1
+		}
+		choices := typeChoices
+		if c.Type != "" && !slices.Contains(choices, c.Type) {
+			choices = append([]string{c.Type}, choices...)
+		}
+		ed.apply("type", cycle(choices, c.Type, d), false)
+	case erPrecision, erScale:
+		p, sc := typ.Precision, typ.Scale
+		if r.kind == erPrecision {
+			p = max(1, min(38, p+d))
+			sc = min(sc, p)
+		} else {
+			sc = max(0, min(p, sc+d))
+		}
+		ed.apply("type", fmt.Sprintf("decimal(%d,%d)", p, sc), false)
+	case erCurrency:
+		if d == 0 {
+			d = 1
+		}
+		cur := c.Currency
+		if cur == "" {
+			cur = "none"
+		}
+		ed.apply("currency", cycle(ed.currencies(ev), cur, d), false)
+	case erRequired:
+		ed.apply("required", fmt.Sprint(!c.Required), false)
+	case erKey:
+		keys := slices.Clone(t.Load.Keys)
+		if i := slices.Index(keys, ed.col); i >= 0 {
+			keys = slices.Delete(keys, i, i+1)
+		} else {
+			keys = append(keys, ed.col)
+		}
+		ed.apply("key", orNone(strings.Join(keys, ",")), true)
+	case erReferences:
+		if d == 0 {
+			d = 1
+		}
+		ed.apply("references", cycle(ed.references(), ed.reference(), d), false)
+	case erPartition:
+		if d == 0 {
+			d = 1
+		}
+		opts := partitionChoices(c)
+		ed.apply("partition", orNone(cycle(opts, strings.Join(t.Partition, ", "), d)), true)
+	}
+	// Keep the cursor on the field changed: the fields shown follow the
+	// type (formats for dates, precision and scale for decimals).
+	focused := rows[ed.cur]
+	rows = ed.rows()
+	if i := slices.Index(rows, focused); i >= 0 {
+		ed.cur = i
+	}
+	ed.cur = min(ed.cur, len(rows)-1)
+}
+
+// editKey handles a key of the edit screen.
+func (s *gate3Screen) editKey(msg tea.KeyPressMsg) {
+	ed := s.edit.ed
+	ev := s.edit.evidence[ed.table]
+	switch msg.String() {
+	case "up", "k":
+		ed.cur = max(0, ed.cur-1)
+	case "down", "j", "tab":
+		ed.cur = min(len(ed.rows())-1, ed.cur+1)
+	case "space", " ":
+		ed.change(0, ev)
+	case "left", "-", "h":
+		ed.change(-1, ev)
+	case "right", "+", "l":
+		ed.change(1, ev)
+	case "enter":
+		s.mode, s.edit.ed = g3Browse, nil
+		if len(ed.done) == 0 {
+			return
+		}
+		s.work = ed.draft
+		var what []string
+		for _, d := range ed.done {
+			what = append(what, d.what)
+		}
+		s.edited(strings.Join(what, "; "))
+	case "esc", "shift+tab":
+		s.mode, s.edit.ed = g3Browse, nil
+		s.msg, s.msgOK = "edit dropped: nothing changed", false
+	}
+}
+
+// renderEdit is the edit screen.
+func (s *gate3Screen) renderEdit() string {
+	t := s.theme
+	ed := s.edit.ed
+	c, tb := ed.column(), ed.tbl()
+	ev := s.edit.evidence[ed.table]
+	var out []string
+	add := func(l ...string) {
+		for _, x := range l {
+			out = append(out, ui.Fit(x, s.w))
+		}
+	}
+	add(t.Title.Render("Gate 3 · edit "+ui.Sanitize(ed.table+"."+ed.col)), "")
+	typ, _ := c.ParsedType()
+	cursor := 0
+	line := func(label, value string) {
+		marker := t.Blank
+		if cursor == ed.cur {
+			marker = t.FocusMarker
+			label = t.Focus.Render(label)
+		}
+		cursor++
+		add(fmt.Sprintf("%s %-s %s", marker, label, ui.Sanitize(value)))
+	}
+	rows := ed.rows()
+	if len(rows) > 0 && rows[0].kind == erFormat {
+		add(t.Muted.Render("  formats (space picks; tried in the order picked):"))
+		for _, r := range rows {
+			if r.kind != erFormat {
+				break
+			}
+			box := "[ ]"
+			if i := slices.Index(c.Formats, r.format); i >= 0 {
+				box = fmt.Sprintf("[%d]", i+1)
+			}
+			line(fmt.Sprintf("  %s %-26s", box, ui.Sanitize(r.format)), "")
+		}
+	}
+	for _, r := range rows {
+		switch r.kind {
+		case erType:
+			line(fmt.Sprintf("%-12s", "type"), "‹ "+orNone(c.Type)+" ›")
+		case erPrecision:
+			line(fmt.Sprintf("%-12s", "precision"), fmt.Sprintf("‹ %d › digits in all", typ.Precision))
+		case erScale:
+			line(fmt.Sprintf("%-12s", "scale"), fmt.Sprintf("‹ %d › after the point", typ.Scale))
+		case erCurrency:
+			line(fmt.Sprintf("%-12s", "currency"), "‹ "+orNone(c.Currency)+" ›")
+		case erRequired:
+			line(fmt.Sprintf("%-12s", "required"), map[bool]string{true: "[x]", false: "[ ]"}[c.Required || tb.IsKey(c.Name)])
+		case erKey:
+			line(fmt.Sprintf("%-12s", "key"), fmt.Sprintf("%s (%s)", map[bool]string{true: "[x]", false: "[ ]"}[tb.IsKey(c.Name)], orNone(strings.Join(tb.Load.Keys, ", "))))
+		case erReferences:
+			line(fmt.Sprintf("%-12s", "references"), "‹ "+ed.reference()+" ›")
+		case erPartition:
+			line(fmt.Sprintf("%-12s", "partition"), "‹ "+orNone(strings.Join(tb.Partition, ", "))+" ›")
+		}
+	}
+	add("", t.Title.Render("Preview")+t.Muted.Render(" · the sampled values cast as the load casts them"))
+	ce := gates.SampleColumn(ev, c)
+	switch {
+	case ce == nil:
+		add(t.Muted.Render("  no sample: the model was read from platform.yaml (propose reads one; the load decides)"))
+	default:
+		pv, err := gates.PreviewColumn(tb, c, ce.Values)
+		switch {
+		case err != nil:
+			add(t.Failed.Render(ui.StatusFailed.Glyph()) + " " + ui.Sanitize(err.Error()))
+		case pv.Parsed == pv.Values:
+			add(t.OK.Render(ui.StatusOK.Glyph()) + fmt.Sprintf(" %d of %d sampled values parse as %s", pv.Parsed, pv.Values, ui.Sanitize(describeColumn(c))))
+		default:
+			var ex []string
+			for _, v := range pv.Failed {
+				ex = append(ex, fmt.Sprintf("%q", v))
+			}
+			add(t.Warn.Render(ui.StatusWarn.Glyph()) + fmt.Sprintf(" %d of %d sampled values parse as %s", pv.Parsed, pv.Values, ui.Sanitize(describeColumn(c))))
+			add(ui.Sanitize(fmt.Sprintf("  %d would be held back, e.g. %s: %s", pv.Values-pv.Parsed, strings.Join(ex, ", "), pv.Reason)))
+		}
+		if held, sampled, err := gates.PreviewTable(tb, ev); err == nil && sampled > 0 {
+			switch {
+			case gates.HoldsBackMost(int64(held), int64(sampled)):
+				add(t.Warn.Render("⚠") + " " + ui.Sanitize(gates.HoldBackHeadline(ed.table, held, sampled)))
+			case held > 0:
+				add(t.Warn.Render(ui.StatusWarn.Glyph()) + ui.Sanitize(fmt.Sprintf(" %s: %d of %d sampled rows would be held back", ed.table, held, sampled)))
+			default:
+				add(t.OK.Render(ui.StatusOK.Glyph()) + ui.Sanitize(fmt.Sprintf(" %s: none of %d sampled rows would be held back", ed.table, sampled)))
+			}
+		}
+	}
+	for len(out) < s.h-1 {
+		out = append(out, "")
+	}
+	if len(out) > s.h-1 {
+		out = out[:max(1, s.h-1)]
+	}
+	switch {
+	case ed.msg != "":
+		out = append(out, ui.Fit(t.Failed.Render(ui.StatusFailed.Glyph())+" "+ui.Sanitize(ed.msg), s.w))
+	case len(ed.done) > 0:
+		out = append(out, ui.Fit(t.Muted.Render(ui.Sanitize(fmt.Sprintf("%d edit(s): %s — enter keeps them", len(ed.done), ed.done[len(ed.done)-1].what))), s.w))
+	default:
+		out = append(out, ui.Fit(t.Muted.Render("space picks a format or toggles; ←/→ changes a value; enter keeps the edits, esc drops them"), s.w))
+	}
+	return strings.Join(out, "\n")
+}
+
+// describeColumn is a column's type with its formats and currency.
+func describeColumn(c *plan.Column) string {
+	s := orNone(c.Type)
+	if len(c.Formats) > 0 {
+		s += " (" + strings.Join(c.Formats, " | ") + ")"
+	}
+	if c.Currency != "" {
+		s += " in " + c.Currency
+	}
+	return s
+}
+
+// columnDiff lists what the edit screen changes of a column besides its
+// type (ModelDiff lists the type): formats, currency, required, the
+// reference.
+func columnDiff(table string, a, b *plan.Column) []string {
+	var out []string
+	ref := table + "." + b.Name
+	if fa, fb := strings.Join(a.Formats, " | "), strings.Join(b.Formats, " | "); fa != fb {
+		out = append(out, fmt.Sprintf("~ %s formats: %s → %s", ref, orNone(fa), orNone(fb)))
+	}
+	if a.Currency != b.Currency {
+		out = append(out, fmt.Sprintf("~ %s currency: %s → %s", ref, orNone(a.Currency), orNone(b.Currency)))
+	}
+	if a.Required != b.Required {
+		out = append(out, fmt.Sprintf("~ %s required: %v → %v", ref, a.Required, b.Required))
+	}
+	return out
+}
+
+// joinDiff lists the references added or removed between two versions of
+// a table.
+func joinDiff(table string, a, b *plan.Table) []string {
+	var out []string
+	for _, j := range b.JoinKeys {
+		if !slices.Contains(a.JoinKeys, j) {
+			out = append(out, fmt.Sprintf("+ %s.%s references %s", table, j.Column, j.References))
+		}
+	}
+	for _, j := range a.JoinKeys {
+		if !slices.Contains(b.JoinKeys, j) {
+			out = append(out, fmt.Sprintf("- %s.%s references %s", table, j.Column, j.References))
+		}
+	}
+	return out
+}
