@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // exceptionsVerbs are the headless verbs of `lima-tui exceptions`.
@@ -59,14 +60,15 @@ func synopsis(name string) []string {
 	return out
 }
 
-// anchor is the GitHub anchor of a markdown heading.
+// anchor is the GitHub anchor of a markdown heading: lower case, spaces
+// to hyphens, punctuation other than - and _ dropped.
 func anchor(heading string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
 		switch {
 		case r == ' ':
 			b.WriteByte('-')
-		case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 0x7f:
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r):
 			b.WriteRune(r)
 		}
 	}
@@ -81,8 +83,7 @@ func cliMarkdown() string {
 	b.WriteString("     (lima-tui help --markdown). Do not edit: TestCLIReferenceIsCurrent fails when it drifts. -->\n\n")
 	b.WriteString("`lima-tui` with no verb opens the wizard; `lima-tui help` prints an overview. Every verb\n")
 	b.WriteString("prints its flags and exits 0 on `-h` or `--help`. Flags are written `--name` or `-name`.\n\n")
-	b.WriteString("Exit codes: `0` ok · `1` error (nothing half-visible) · `2` usage · `3` loaded but gate 4\n")
-	b.WriteString("failed · `4` a precondition failed, nothing written.\n\n")
+	b.WriteString("Exit codes, and what `--json` prints: [running headless](operations.md#running-headless).\n\n")
 	b.WriteString("| verb | what it does |\n|---|---|\n")
 	for _, v := range verbs() {
 		fmt.Fprintf(&b, "| [`%s`](#%s) | %s |\n", v.name, anchor("lima-tui "+v.name), cell(v.summary))
