@@ -123,7 +123,7 @@ func writeFlags(b *strings.Builder, v verb, args ...string) {
 		def := ""
 		if !isZeroDefault(f) {
 			def = "`" + f.DefValue + "`"
-			if f.DefValue == defaultBy() {
+			if f.Name == "by" && f.DefValue == defaultBy() {
 				def = "the OS user" // machine-dependent: said, not printed
 			}
 		}
