@@ -20,22 +20,34 @@ import (
 var exceptionsVerbs = []string{"list", "show", "assign", "resolve", "waive", "replay", "export"}
 
 // flagCapture is the stderr handed to a verb while the reference is
-// generated: newFlags records every FlagSet built with it, and what the
-// verb prints for -h is dropped.
-type flagCapture struct{ sets []*flag.FlagSet }
+// generated: newFlags records every FlagSet built with it, and it keeps
+// what the verb prints for -h.
+type flagCapture struct {
+	sets []*flag.FlagSet
+	text strings.Builder
+}
 
-func (c *flagCapture) Write(b []byte) (int, error) { return len(b), nil }
+func (c *flagCapture) Write(b []byte) (int, error) { return c.text.Write(b) }
 
 // verbFlags runs the verb with args followed by -h, which builds its
 // FlagSet and returns before doing anything else (TestHelpExitsZero), and
-// gives back the FlagSet it built.
-func verbFlags(v verb, args ...string) (*flag.FlagSet, error) {
+// gives back the FlagSet it built and the text its help prints above the
+// flags when it has its own ("" for flag's plain "Usage of …:").
+func verbFlags(v verb, args ...string) (*flag.FlagSet, string, error) {
 	c := &flagCapture{}
 	code := v.run(context.Background(), append(append([]string{}, args...), "-h"), io.Discard, c)
 	if code != exitOK || len(c.sets) == 0 {
-		return nil, fmt.Errorf("lima-tui %s -h: exit %d, %d flag set(s)", strings.TrimSpace(v.name+" "+strings.Join(args, " ")), code, len(c.sets))
+		return nil, "", fmt.Errorf("lima-tui %s -h: exit %d, %d flag set(s)", strings.TrimSpace(v.name+" "+strings.Join(args, " ")), code, len(c.sets))
 	}
-	return c.sets[len(c.sets)-1], nil
+	fs := c.sets[len(c.sets)-1]
+	var defaults strings.Builder
+	fs.SetOutput(&defaults)
+	fs.PrintDefaults()
+	head := strings.TrimSuffix(c.text.String(), defaults.String())
+	if strings.HasPrefix(head, "Usage of ") {
+		head = ""
+	}
+	return fs, strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(head), "Flags:")), nil
 }
 
 // synopsis is the lines of usage that describe the verb: each entry
@@ -90,7 +102,11 @@ func cliMarkdown() string {
 	}
 	for _, v := range verbs() {
 		fmt.Fprintf(&b, "\n## lima-tui %s\n\n%s.\n\n", v.name, v.summary)
-		if syn := synopsis(v.name); len(syn) > 0 {
+		_, help, _ := verbFlags(v)
+		if help != "" {
+			// The verb's own help says more than its line in usage.
+			b.WriteString("```\n" + help + "\n```\n\n")
+		} else if syn := synopsis(v.name); len(syn) > 0 {
 			b.WriteString("```\n" + strings.Join(syn, "\n") + "\n```\n\n")
 		}
 		writeFlags(&b, v)
@@ -102,7 +118,7 @@ func cliMarkdown() string {
 }
 
 func writeFlags(b *strings.Builder, v verb, args ...string) {
-	fs, err := verbFlags(v, args...)
+	fs, _, err := verbFlags(v, args...)
 	if err != nil {
 		fmt.Fprintf(b, "(no flags: %s)\n", err)
 		return
@@ -138,7 +154,7 @@ func writeExceptionsVerbs(b *strings.Builder, v verb) {
 	groups := map[string][]string{}
 	var order []string
 	for _, sub := range exceptionsVerbs {
-		fs, err := verbFlags(v, sub)
+		fs, _, err := verbFlags(v, sub)
 		key := "error"
 		if err == nil {
 			var names []string

@@ -57,6 +57,9 @@ func TestCLIReferenceMatchesHelp(t *testing.T) {
 		for _, m := range helpFlag.FindAllStringSubmatch(stderr, -1) {
 			help = append(help, m[1])
 		}
+		if head, _, ok := strings.Cut(stderr, "\nFlags:\n"); ok && !strings.Contains(section(doc, heading), strings.TrimSpace(head)) {
+			t.Errorf("docs/cli.md %q lacks the help text of lima-tui %s: %q", heading, strings.Join(args, " "), head)
+		}
 		var listed []string
 		for _, m := range rowFlag.FindAllStringSubmatch(section(doc, heading), -1) {
 			listed = append(listed, m[1])
