@@ -2,7 +2,7 @@
 GO ?= go
 FUZZTIME ?= 60s
 
-.PHONY: demo demo-s3 test bench lint fuzz build clean soak mutate
+.PHONY: demo demo-s3 test bench lint fuzz build clean soak mutate docs
 
 ## demo: build the demo lake in ./lima-demo from the bundled dirty ERP sample
 demo:
@@ -60,6 +60,11 @@ lint:
 ## fuzz: the fuzz targets, $(FUZZTIME) each
 fuzz:
 	FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
+
+## docs: regenerate docs/cli.md, the command-line reference, from the flag
+## definitions (TestCLIReferenceIsCurrent fails until it is regenerated)
+docs:
+	$(GO) run ./cmd/lima-tui help --markdown > docs/cli.md.tmp && mv docs/cli.md.tmp docs/cli.md
 
 build:
 	$(GO) build -o bin/lima-tui ./cmd/lima-tui

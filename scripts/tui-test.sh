@@ -77,7 +77,7 @@ wait_re() {
 }
 has() { pane | grep -qF -- "$1" || fail "the screen lacks \"$1\""; }
 lacks() { ! pane | grep -qF -- "$1" || fail "the screen shows \"$1\""; }
-# snap NAME: keep the pane (for the README's walk-through).
+# snap NAME: keep the pane (for the walk-through in docs/walkthrough.md).
 snap() {
   n=$((n + 1))
   pane >"$panes/$(printf %02d "$n")-$1.txt"

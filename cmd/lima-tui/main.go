@@ -97,40 +97,63 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	cmd, rest := args[0], args[1:]
 	switch cmd {
-	case "demo":
-		return cmdDemo(ctx, rest, stdout, stderr)
-	case "run":
-		return cmdRun(ctx, rest, stdout, stderr)
-	case "reconcile":
-		return cmdReconcile(ctx, rest, stdout, stderr)
-	case "report":
-		return cmdReport(rest, stdout, stderr)
-	case "approve":
-		return cmdApprove(rest, stdout, stderr)
 	case "help", "-h", "--help":
+		if len(rest) == 1 && rest[0] == "--markdown" {
+			// Hidden: the command-line reference, docs/cli.md (make docs).
+			fmt.Fprint(stdout, cliMarkdown())
+			return exitOK
+		}
 		fmt.Fprint(stdout, usage)
 		return exitOK
-	case "exceptions":
-		return cmdExceptions(ctx, rest, stdout, stderr)
-	case "propose":
-		return cmdPropose(ctx, rest, stdout, stderr)
-	case "init":
-		return cmdInit(ctx, rest, stdout, stderr)
-	case "check":
-		return cmdCheck(ctx, rest, stdout, stderr)
-	case "teardown":
-		return cmdTeardown(ctx, rest, stdout, stderr)
-	case "schedule":
-		return cmdSchedule(ctx, rest, stdout, stderr)
-	case "compact":
-		return cmdCompact(ctx, rest, stdout, stderr)
-	case "adopt":
-		return cmdAdopt(ctx, rest, stdout, stderr)
-	case "wizard":
-		return cmdWizard(ctx, rest, stdout, stderr)
+	}
+	if v, ok := lookupVerb(cmd); ok {
+		return v.run(ctx, rest, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "lima-tui: unknown command %q\n\n%s", ui.Sanitize(cmd), usage)
 	return exitUsage
+}
+
+// A verb of the command line: its name, one line saying what it does, and
+// the function that runs it — which builds the verb's flag.FlagSet with
+// newFlags and, given -h, prints it and returns. The command-line
+// reference (docs/cli.md, clidoc.go) is generated from these.
+type verb struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+// verbs is the one registry of the command line, in the order of usage.
+func verbs() []verb {
+	return []verb{
+		{"wizard", "the wizard: every gate in a terminal (also lima-tui with no verb)", cmdWizard},
+		{"init", "gate 1: scope & residency → platform.yaml", cmdInit},
+		{"check", "gate 2: preconditions with evidence (exit 4)", cmdCheck},
+		{"demo", "build the demo lake from the bundled dirty ERP sample", cmdDemo},
+		{"run", "load the approved plan, reconcile (gate 4), write the report; --watch: micro-batches", cmdRun},
+		{"reconcile", "re-run gate 4 against the lake's current snapshots", cmdReconcile},
+		{"report", "print a run's report (default: the latest)", noContext(cmdReport)},
+		{"approve", "record a human approval (gate 1 scope, gate 3 data model) and the plan hash", noContext(cmdApprove)},
+		{"propose", "gate 3: profile the sources, propose the data model", cmdPropose},
+		{"exceptions", "work through the exception queue (the browser, or a verb)", cmdExceptions},
+		{"compact", "rewrite small data files (iceberg-go's compaction)", cmdCompact},
+		{"schedule", "run on the plan's cron, in the foreground", cmdSchedule},
+		{"teardown", "gate 5: the blast radius; remove it after the prefix is typed", cmdTeardown},
+		{"adopt", "take over a lake another workspace owns (after the prefix)", cmdAdopt},
+	}
+}
+
+func noContext(f func(args []string, stdout, stderr io.Writer) int) func(context.Context, []string, io.Writer, io.Writer) int {
+	return func(_ context.Context, args []string, stdout, stderr io.Writer) int { return f(args, stdout, stderr) }
+}
+
+func lookupVerb(name string) (verb, bool) {
+	for _, v := range verbs() {
+		if v.name == name {
+			return v, true
+		}
+	}
+	return verb{}, false
 }
 
 type multi []string
@@ -141,6 +164,9 @@ func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("lima-tui "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	if c, ok := stderr.(*flagCapture); ok {
+		c.sets = append(c.sets, fs) // the reference is being generated (clidoc.go)
+	}
 	return fs
 }
 
