@@ -306,7 +306,14 @@ type ETL struct {
 	// record_too_large with only its first 64 KiB kept, and the rest of
 	// the file loads.
 	MaxRecordBytes int `yaml:"max_record_bytes,omitempty"`
+	// Parallel is how many workers cast and check the rows of a file load:
+	// 0 means one per core (GOMAXPROCS, at most MaxParallel), 1 the
+	// sequential path. The result is the same whatever the number.
+	Parallel int `yaml:"parallel,omitempty"`
 }
+
+// MaxParallel bounds etl.parallel.
+const MaxParallel = 64
 
 // Bounds of etl.max_record_bytes.
 const (

@@ -733,6 +733,9 @@ func (v *validator) etl() {
 	if n := e.MaxRecordBytes; n != 0 && (n < MinRecordBytes || n > MaxRecordBytes) {
 		v.add("etl.max_record_bytes", "%d is out of range; give the longest record in bytes, from %d (1 KiB) to %d (1 GiB), or 0 for the default 16 MiB", n, MinRecordBytes, MaxRecordBytes)
 	}
+	if n := e.Parallel; n < 0 || n > MaxParallel {
+		v.add("etl.parallel", "%d is out of range; give the number of cast workers from 1 (sequential) to %d, or 0 for one per core", n, MaxParallel)
+	}
 }
 
 func (v *validator) downstream() {
