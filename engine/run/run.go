@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -750,8 +751,8 @@ func (f *fileLoad) stage(ctx context.Context) error {
 	tr.Source = l.stats.finish()
 	l.finishTotals()
 	tr.Normalizations = l.caster.Normalizations()
-	for c, n := range l.fixCnt {
-		tr.Normalizations = append(tr.Normalizations, clean.Normalization{Column: c, Fix: FixApplied, Count: n})
+	for _, c := range slices.Sorted(maps.Keys(l.fixCnt)) { // sorted by column: the same report every run
+		tr.Normalizations = append(tr.Normalizations, clean.Normalization{Column: c, Fix: FixApplied, Count: l.fixCnt[c]})
 	}
 	tr.RowsLoaded = staged.Rows()
 	f.want = tr.Source.Rows
