@@ -10,6 +10,12 @@ import (
 
 // DuckDB variants, each run in its own child process.
 const (
+	// duckTyped is the yardstick: every field read as text, then cast to
+	// the plan's column types in the SELECT (TRY_CAST: a value that does
+	// not fit becomes NULL), the plan's two date formats and the
+	// trailing-minus and thousands forms of cost included — typed parsing
+	// work comparable to Lima's, without checks, exceptions or gate 4.
+	duckTyped = "typed"
 	// duckVarchar reads every field as text: no casting, so no row can fail.
 	duckVarchar = "varchar"
 	// duckAuto lets DuckDB sniff the types and skip rows that do not fit.

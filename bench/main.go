@@ -21,6 +21,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -36,6 +37,10 @@ type options struct {
 	lima   string
 	repo   string
 	tee    bool
+	// base is another lima-tui binary (an older build) measured beside
+	// lima, interleaved; repeat is how many times each is run.
+	base   string
+	repeat int
 	// PostgreSQL part (pg.go).
 	postgres   bool
 	pgRows     int64
@@ -62,6 +67,8 @@ func main() {
 	fs.BoolVar(&o.duckdb, "duckdb", true, "run the DuckDB comparison")
 	fs.StringVar(&o.lima, "lima", "", "use this lima-tui binary instead of building ./cmd/lima-tui")
 	fs.StringVar(&o.repo, "repo", "", "the Lima module folder (default: found above the current folder)")
+	fs.StringVar(&o.base, "lima-base", "", "also measure this lima-tui binary (e.g. a build of main) on the same input, interleaved with the new one")
+	fs.IntVar(&o.repeat, "repeat", 1, "run Lima (and -lima-base) and DuckDB typed COPY this many times each, interleaved, and print every run with the machine's load")
 	fs.BoolVar(&o.tee, "v", false, "show the children's stderr (Lima's progress lines) as they run")
 	fs.BoolVar(&o.postgres, "postgres", true, "also load a generated PostgreSQL table and compare with COPY TO STDOUT (DSN in "+pgDSNEnv+", default the local server; skipped loudly when unreachable)")
 	fs.Int64Var(&o.pgRows, "pg-rows", 0, "rows of the PostgreSQL table (default: -rows)")
@@ -74,7 +81,7 @@ func main() {
 	if o.pgRows <= 0 {
 		o.pgRows = o.rows
 	}
-	if fs.NArg() > 0 || o.rows < 1 || o.pgParallel < 1 {
+	if fs.NArg() > 0 || o.rows < 1 || o.pgParallel < 1 || o.repeat < 1 {
 		fs.Usage()
 		os.Exit(2)
 	}
@@ -164,24 +171,61 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		}
 	}
 
-	full, err := runLima(ctx, o, root, lima, o.rows)
+	ws, err := prepareWorkspace(root, o.rows, lima)
 	if err != nil {
 		return err
 	}
-
-	var ducks []duckRun
+	var self string
 	if o.duckdb && !duckAvailable {
 		logf("DuckDB comparison skipped: this build has no cgo (DuckDB needs CGO_ENABLED=1 and gcc/g++)")
 	}
 	if o.duckdb && duckAvailable {
-		self, err := os.Executable()
+		if self, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	// Interleaved: new Lima, base Lima, DuckDB typed, again; the untyped
+	// DuckDB variants once.
+	var full *limaRun
+	var ducks []duckRun
+	var runs []timedRun
+	for i := range o.repeat {
+		r, err := runLimaOn(ctx, o, ws, lima, fmt.Sprintf("run-new-%d", i+1))
 		if err != nil {
 			return err
 		}
-		for _, v := range []string{duckVarchar, duckAuto} {
-			ducks = append(ducks, runDuck(ctx, o, self, root, v, full.WS.CSV))
+		if full == nil {
+			full = r
+		}
+		runs = append(runs, timedRun{"lima (this build)", r.M})
+		if o.base != "" {
+			b, err := runLimaOn(ctx, o, ws, o.base, fmt.Sprintf("run-base-%d", i+1))
+			if err != nil {
+				return fmt.Errorf("-lima-base: %w", err)
+			}
+			if b.Read != r.Read || b.Loaded != r.Loaded || b.Held != r.Held || b.Skipped != r.Skipped {
+				return fmt.Errorf("-lima-base accounts differently: read %d, loaded %d, held %d, skipped %d; this build %d, %d, %d, %d",
+					b.Read, b.Loaded, b.Held, b.Skipped, r.Read, r.Loaded, r.Held, r.Skipped)
+			}
+			runs = append(runs, timedRun{"lima (-lima-base)", b.M})
+		}
+		if self == "" {
+			continue
+		}
+		variants := []string{duckTyped}
+		if i == 0 {
+			variants = append(variants, duckVarchar, duckAuto)
+		}
+		for _, v := range variants {
+			d := runDuck(ctx, o, self, root, v, ws.CSV)
 			if ctx.Err() != nil {
 				return ctx.Err()
+			}
+			if i == 0 {
+				ducks = append(ducks, d)
+			}
+			if v == duckTyped && d.Err == nil {
+				runs = append(runs, timedRun{"duckdb typed COPY", d.M})
 			}
 		}
 	}
@@ -205,6 +249,9 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	}
 
 	report(out, o, full, ducks, scale)
+	if o.repeat > 1 || o.base != "" {
+		interleaved(out, runs)
+	}
 	for _, d := range ducks {
 		if d.Err != nil {
 			return fmt.Errorf("the DuckDB comparison (%s) failed: %v", d.Variant, d.Err)
@@ -216,15 +263,33 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	return nil
 }
 
-// runLima generates a workspace of n rows, runs Lima on it and checks the
-// run finished and balanced.
-func runLima(ctx context.Context, o options, root, lima string, n int64) (*limaRun, error) {
+// prepareWorkspace generates a workspace of n rows with its approved plan;
+// runs load copies of it (runLimaOn).
+func prepareWorkspace(root string, n int64, lima string) (*workspace, error) {
 	logf("generating %d rows", n)
-	ws, err := writeWorkspace(filepath.Join(root, fmt.Sprintf("ws-%d", n)), n, lima)
+	return writeWorkspace(filepath.Join(root, fmt.Sprintf("ws-%d", n)), n, lima)
+}
+
+// runLima generates a workspace of n rows, runs Lima on a copy of it and
+// checks the run finished and balanced.
+func runLima(ctx context.Context, o options, root, lima string, n int64) (*limaRun, error) {
+	ws, err := prepareWorkspace(root, n, lima)
 	if err != nil {
 		return nil, err
 	}
-	logf("lima-tui run --plan %s --json", ws.Plan)
+	return runLimaOn(ctx, o, ws, lima, "run")
+}
+
+// runLimaOn runs the lima binary on a fresh copy of the workspace (a
+// loaded input would be skipped as already loaded), in the folder name
+// beside it, and checks the run finished and balanced.
+func runLimaOn(ctx context.Context, o options, pristine *workspace, lima, name string) (*limaRun, error) {
+	n := pristine.Gen.Rows
+	ws, err := copyWorkspace(pristine, filepath.Join(filepath.Dir(pristine.Dir), filepath.Base(pristine.Dir)+"-"+name))
+	if err != nil {
+		return nil, err
+	}
+	logf("%s run --plan %s --json", filepath.Base(lima), ws.Plan)
 	m, err := runMeasured(ctx, o.tee, lima, "run", "--plan", ws.Plan, "--json")
 	if err != nil {
 		return nil, fmt.Errorf("lima-tui run: %w", err)
@@ -259,7 +324,101 @@ func runLima(ctx context.Context, o options, root, lima string, n int64) (*limaR
 		return nil, fmt.Errorf("lima failed at %d rows (report: %s):\n  %s\nits stderr ends:\n%s",
 			n, r.Sum.Report, strings.Join(problems, "\n  "), tail(m.Stderr, 15))
 	}
+	if o.dir == "" {
+		os.RemoveAll(ws.Dir) // disk: each run holds a lake of its own
+	}
 	return r, nil
+}
+
+// copyWorkspace makes a fresh copy of a generated workspace at dir: the
+// big files hard-linked (Lima never writes its input), the rest copied.
+func copyWorkspace(src *workspace, dir string) (*workspace, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	err := filepath.WalkDir(src.Dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src.Dir, path)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dir, rel)
+		if d.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		if path == src.CSV && os.Link(path, to) == nil {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, b, 0o644)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("copy the workspace %s: %w", src.Dir, err)
+	}
+	ws := *src
+	ws.Dir = dir
+	ws.CSV = filepath.Join(dir, must(filepath.Rel(src.Dir, src.CSV)))
+	ws.Plan = filepath.Join(dir, must(filepath.Rel(src.Dir, src.Plan)))
+	return &ws, nil
+}
+
+func must(s string, err error) string {
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// timedRun is one measured run of the interleaved series.
+type timedRun struct {
+	Tool string
+	M    measured
+}
+
+// interleaved prints every run of the series in the order they ran, with
+// the machine's load as each started, then each tool's median and its
+// ratio to DuckDB's typed COPY.
+func interleaved(w io.Writer, runs []timedRun) {
+	fmt.Fprintf(w, "\ninterleaved runs (in the order they ran; load = 1-min load average at the start, on %d CPUs)\n", runtime.NumCPU())
+	fmt.Fprintf(w, "%-3s %-20s %9s %7s %12s %6s\n", "#", "tool", "seconds", "CPU s", "peak RSS MB", "load")
+	var tools []string
+	by := map[string][]measured{}
+	for i, r := range runs {
+		fmt.Fprintf(w, "%-3d %-20s %9.2f %7.2f %12.1f %6.2f\n", i+1, r.Tool, r.M.Wall.Seconds(), r.M.CPU.Seconds(), r.M.PeakRSSMB(), r.M.Load1)
+		if _, ok := by[r.Tool]; !ok {
+			tools = append(tools, r.Tool)
+		}
+		by[r.Tool] = append(by[r.Tool], r.M)
+	}
+	median := func(ms []measured, f func(measured) float64) float64 {
+		v := make([]float64, len(ms))
+		for i, m := range ms {
+			v[i] = f(m)
+		}
+		slices.Sort(v)
+		if len(v)%2 == 1 {
+			return v[len(v)/2]
+		}
+		return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	wall := func(m measured) float64 { return m.Wall.Seconds() }
+	cpu := func(m measured) float64 { return m.CPU.Seconds() }
+	rss := func(m measured) float64 { return m.PeakRSSMB() }
+	duck := by["duckdb typed COPY"]
+	fmt.Fprintf(w, "\nmedians     %-20s %9s %7s %12s %s\n", "tool", "seconds", "CPU s", "peak RSS MB", "vs duckdb typed COPY (wall, CPU)")
+	for _, t := range tools {
+		ms := by[t]
+		vs := ""
+		if len(duck) > 0 && t != "duckdb typed COPY" {
+			vs = fmt.Sprintf("%.1f× wall, %.1f× CPU", median(ms, wall)/median(duck, wall), median(ms, cpu)/median(duck, cpu))
+		}
+		fmt.Fprintf(w, "%-11s %-20s %9.2f %7.2f %12.1f %s\n", fmt.Sprintf("(%d runs)", len(ms)), t, median(ms, wall), median(ms, cpu), median(ms, rss), vs)
+	}
 }
 
 func lastLine(b []byte) string {
@@ -322,10 +481,13 @@ func report(w io.Writer, o options, lr *limaRun, ducks []duckRun, scale []*limaR
 	line("lima run", lr.Read, lr.M, num(lr.Loaded))
 	for _, d := range ducks {
 		name := "duckdb " + d.Variant
-		if d.Variant == duckAuto {
+		switch d.Variant {
+		case duckAuto:
 			name = "duckdb read_csv_auto"
-		} else if d.Variant == duckVarchar {
+		case duckVarchar:
 			name = "duckdb all_varchar"
+		case duckTyped:
+			name = "duckdb typed COPY"
 		}
 		if d.Err != nil {
 			fmt.Fprintf(w, "%-22s failed: %v\n", name, d.Err)
@@ -364,6 +526,10 @@ func report(w io.Writer, o options, lr *limaRun, ducks []duckRun, scale []*limaR
 			continue
 		}
 		switch d.Variant {
+		case duckTyped:
+			fmt.Fprintf(w, "lima vs duckdb typed COPY (the yardstick: the plan's types by TRY_CAST, zstd Parquet): %.1f× the wall time, %.1f× the CPU time;\n"+
+				"  duckdb kept %s of %s rows, a value that does not cast made NULL without a trace (no checks, no exceptions, no reconciliation).\n",
+				lr.M.Wall.Seconds()/max(d.M.Wall.Seconds(), 1e-9), lr.M.CPU.Seconds()/max(d.M.CPU.Seconds(), 1e-9), num(d.Res.Rows), num(g.Rows))
 		case duckVarchar:
 			fmt.Fprintf(w, "duckdb all_varchar does less work: every field stays text (DuckDB cannot parse this dirt) — no typed casting,\n"+
 				"  no trailing-minus/thousands/date fixes, no exceptions, no reconciliation; it kept %s of %s rows, untyped.\n", num(d.Res.Rows), num(g.Rows))

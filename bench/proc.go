@@ -19,6 +19,7 @@ type measured struct {
 	CPU      time.Duration // user + system time of the child
 	OtherCPU time.Duration // CPU time the rest of the machine used meanwhile (Linux; 0 elsewhere)
 	PeakRSS  int64         // bytes: ru_maxrss of the child (0 where unknown)
+	Load1    float64       // the machine's 1-minute load average as the child started (Linux; 0 elsewhere)
 	ExitCode int
 	Stdout   []byte
 	Stderr   []byte
@@ -39,6 +40,7 @@ func runMeasured(ctx context.Context, tee bool, name string, args ...string) (me
 		cmd.Stderr = io.MultiWriter(&stderr, os.Stderr)
 	}
 	cmd.WaitDelay = 5 * time.Second
+	m.Load1 = loadAverage()
 	busy0, haveBusy := machineBusy()
 	start := time.Now()
 	err := cmd.Run()
@@ -85,6 +87,21 @@ func machineBusy() (time.Duration, bool) {
 		busy += n
 	}
 	return time.Duration(busy) * (time.Second / 100), true
+}
+
+// loadAverage is the 1-minute load average from /proc/loadavg (0 when
+// unknown).
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
 }
 
 // runQuiet runs a short helper command and returns its combined output.

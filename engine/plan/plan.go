@@ -311,6 +311,10 @@ type ETL struct {
 	// load, gate 4's duplicate check); 0 means 64. Keys beyond it spill to
 	// sorted temporary files in .lima/tmp.
 	KeyMemoryMB int `yaml:"key_memory_mb,omitempty"`
+	// Parallel is how many workers cast and check the rows of a file load:
+	// 0 means one per core (GOMAXPROCS, at most MaxParallel), 1 the
+	// sequential path. The result is the same whatever the number.
+	Parallel int `yaml:"parallel,omitempty"`
 }
 
 // MaxKeyMemoryMB bounds etl.key_memory_mb (64 GiB).
@@ -319,6 +323,9 @@ const MaxKeyMemoryMB = 1 << 16
 // KeyMemoryBytes is etl.key_memory_mb in bytes; 0 when unset (the key
 // set's default then applies).
 func (e ETL) KeyMemoryBytes() int64 { return int64(e.KeyMemoryMB) << 20 }
+
+// MaxParallel bounds etl.parallel.
+const MaxParallel = 64
 
 // Bounds of etl.max_record_bytes.
 const (

@@ -736,6 +736,9 @@ func (v *validator) etl() {
 	if n := e.KeyMemoryMB; n < 0 || n > MaxKeyMemoryMB {
 		v.add("etl.key_memory_mb", "%d is out of range; give the memory of a key set in MiB, from 1 to %d, or 0 for the default 64", n, MaxKeyMemoryMB)
 	}
+	if n := e.Parallel; n < 0 || n > MaxParallel {
+		v.add("etl.parallel", "%d is out of range; give the number of cast workers from 1 (sequential) to %d, or 0 for one per core", n, MaxParallel)
+	}
 }
 
 func (v *validator) downstream() {

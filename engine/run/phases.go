@@ -13,13 +13,21 @@ import "time"
 // writer (the reader blocked on the full channel of batches, then the
 // writer's tail after the last batch). WriteBusy is the writer's own busy
 // time, concurrent with Read and CastCheck: it is not part of the sum.
+//
+// A file load with several cast workers (etl.parallel, parallel.go) reads
+// and casts ahead of the loader on other goroutines: there Read is the
+// loader's wait for the next cast chunk (the reader and the workers
+// behind it), and CastCheck the loader's own, sequential part — settling
+// the cast rows in order (watermark, recorded fixes, the key check, the
+// exceptions, the stats) and building the batches.
 type Phases struct {
 	// Open: list the input, resolve and sample the columns, open the
 	// table, look for the load id.
 	Open time.Duration
 	// Land: copy the input to raw/ before reading it.
 	Land time.Duration
-	// Read: the reader in the source — open, decode, split records.
+	// Read: the reader in the source — open, decode, split records (with
+	// parallel cast workers: the wait for the next cast chunk).
 	Read time.Duration
 	// CastCheck: the reader casting, normalizing and checking rows,
 	// holding failed rows and building the Arrow batches.

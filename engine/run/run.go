@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -666,6 +667,9 @@ func (f *fileLoad) stage(ctx context.Context) error {
 		return err
 	}
 	f.l = l
+	if !f.isDB {
+		l.workers = castWorkers(o.Plan)
+	}
 	f.onClose(func() { l.caster.Release() })
 	f.onClose(l.closeKeys)
 	f.onClose(func() { l.extract.discard() })
@@ -749,8 +753,8 @@ func (f *fileLoad) stage(ctx context.Context) error {
 	tr.Source = l.stats.finish()
 	l.finishTotals()
 	tr.Normalizations = l.caster.Normalizations()
-	for c, n := range l.fixCnt {
-		tr.Normalizations = append(tr.Normalizations, clean.Normalization{Column: c, Fix: FixApplied, Count: n})
+	for _, c := range slices.Sorted(maps.Keys(l.fixCnt)) { // sorted by column: the same report every run
+		tr.Normalizations = append(tr.Normalizations, clean.Normalization{Column: c, Fix: FixApplied, Count: l.fixCnt[c]})
 	}
 	tr.RowsLoaded = staged.Rows()
 	f.want = tr.Source.Rows
@@ -1212,6 +1216,9 @@ type loader struct {
 	mark time.Duration
 	// kbuf is keyHash's buffer.
 	kbuf []byte
+	// workers cast the rows of a file load in parallel (parallel.go);
+	// 0 or 1: the sequential path (a database read is always sequential).
+	workers int
 }
 
 // keyHash hashes a row's key cells exactly as hashKey hashes their
@@ -1525,11 +1532,17 @@ func (l *loader) readAll(ctx context.Context, src source.Source, units []source.
 			return ctx.Err()
 		}
 	}
-	for _, u := range units {
-		fr, err := l.readUnit(ctx, src, u, so, emit)
-		l.tr.Files = append(l.tr.Files, fr)
-		if err != nil {
+	if l.workers > 1 {
+		if err := l.readParallel(ctx, src, units, so, l.workers, emit); err != nil {
 			return err
+		}
+	} else {
+		for _, u := range units {
+			fr, err := l.readUnit(ctx, src, u, so, emit)
+			l.tr.Files = append(l.tr.Files, fr)
+			if err != nil {
+				return err
+			}
 		}
 	}
 	if err := emit(); err != nil {
@@ -1656,8 +1669,18 @@ func (l *loader) readUnit(ctx context.Context, src source.Source, u source.Unit,
 	return fr, nil
 }
 
-// checkHeader verifies a file has every column the plan reads.
-func (l *loader) checkHeader(cols []string, so source.Options) error {
+// checkHeader verifies a file has every column the plan reads, and maps
+// the plan's columns to the file's fields (l.idx, l.extra).
+func (l *loader) checkHeader(cols []string, _ source.Options) error {
+	var err error
+	l.idx, l.extra, err = headerMap(l.rs.srcNames, cols, l.idx[:0], l.extra[:0])
+	return err
+}
+
+// headerMap maps the plan's source columns to a file's header: idx[i] is
+// the field of plan column i, extra the header columns no plan column
+// reads. It appends to idx and extra (pass them empty).
+func headerMap(srcNames, cols []string, idx []int, extra []extraCol) ([]int, []extraCol, error) {
 	pos := map[string]int{}
 	for j, c := range cols {
 		k := strings.ToLower(strings.TrimSpace(c))
@@ -1666,29 +1689,27 @@ func (l *loader) checkHeader(cols []string, so source.Options) error {
 		}
 	}
 	var missing []string
-	l.idx = l.idx[:0]
-	for _, want := range l.rs.srcNames {
+	for _, want := range srcNames {
 		j, ok := pos[strings.ToLower(want)]
 		if !ok {
 			missing = append(missing, want)
 		}
-		l.idx = append(l.idx, j)
+		idx = append(idx, j)
 	}
 	if len(missing) > 0 {
 		sort.Strings(missing)
-		return fmt.Errorf("columns missing from the file: %s (found: %s)", strings.Join(missing, ", "), strings.Join(cols, ", "))
+		return idx, extra, fmt.Errorf("columns missing from the file: %s (found: %s)", strings.Join(missing, ", "), strings.Join(cols, ", "))
 	}
 	used := map[int]bool{}
-	for _, j := range l.idx {
+	for _, j := range idx {
 		used[j] = true
 	}
-	l.extra = l.extra[:0]
 	for j, c := range cols {
 		if name := strings.TrimSpace(c); !used[j] && name != "" && pos[strings.ToLower(name)] == j {
-			l.extra = append(l.extra, extraCol{name, j})
+			extra = append(extra, extraCol{name, j})
 		}
 	}
-	return nil
+	return idx, extra, nil
 }
 
 // extraCol is a header column of the file that no plan column reads.
@@ -1702,17 +1723,44 @@ type extraCol struct {
 func (l *loader) row(ctx context.Context, row source.Row) error {
 	vals, nulls := l.project(row)
 	errs := l.caster.Cast(vals, nulls)
+	var all []clean.CellError
+	if errs != nil {
+		all = append(all, errs...)
+	} else {
+		all = clean.Evaluate(l.checks, l.caster.Cells(), vals, all)
+	}
+	return l.settle(ctx, row, vals, nulls, errs != nil, all)
+}
+
+// castRow is what of a row's fate depends on the row alone: its
+// projection to the plan's columns (vals, nulls), its cast and its row
+// checks. castFailed says the cast failed (all are then its errors);
+// otherwise all are the failed checks. The sequential path (row) and the
+// parallel workers (parallel.go) compute it the same way; settle decides
+// the rest in input order.
+//
+// settle accepts or holds one row whose cast is the caster's current row
+// (l.caster.Cells): the watermark, recorded fixes, the lookback, the key
+// check, the exception, the stats and the batch. It must see the rows in
+// input order. all may be appended to; it is retained by a held row.
+func (l *loader) settle(ctx context.Context, row source.Row, vals []string, nulls []bool, castFailed bool, all []clean.CellError) error {
 	cells := l.caster.Cells()
 	// An incremental load skips rows at or below the previous watermark
 	// first: the load that committed that watermark already accounted for
 	// them (loaded or held back).
-	if l.hasPrev && l.wmCol >= 0 {
-		wmOK := true
-		for _, e := range errs {
+	wmCastOK := func() bool {
+		if !castFailed {
+			return true
+		}
+		for _, e := range all {
 			if e.Column == l.rs.cols[l.wmCol] {
-				wmOK = false
+				return false
 			}
 		}
+		return true
+	}
+	if l.hasPrev && l.wmCol >= 0 {
+		wmOK := wmCastOK()
 		if c := cells[l.wmCol]; wmOK && (c.Null || compareCells(l.rs.types[l.wmCol], c, l.prevWM) <= 0) {
 			l.skip(SkipBelowWatermark)
 			return nil
@@ -1721,21 +1769,10 @@ func (l *loader) row(ctx context.Context, row source.Row) error {
 	// The watermark covers every row this load accounted for, held back
 	// or loaded: a held row is in the ledger and must not be read again.
 	if l.wmCol >= 0 {
-		wmOK := true
-		for _, e := range errs {
-			if e.Column == l.rs.cols[l.wmCol] {
-				wmOK = false
-			}
-		}
+		wmOK := wmCastOK()
 		if c := cells[l.wmCol]; wmOK && !c.Null && (!l.wmSet || compareCells(l.rs.types[l.wmCol], c, l.wm) > 0) {
 			l.wm, l.wmSet = c, true
 		}
-	}
-	var all []clean.CellError
-	if errs != nil {
-		all = append(all, errs...)
-	} else {
-		all = clean.Evaluate(l.checks, cells, vals, all)
 	}
 	// A recorded fix applies whenever the same bytes fail again — a cast, a
 	// check, or the key check (a fixed duplicate key passes the casts and
@@ -1899,9 +1936,14 @@ func (l *loader) project(row source.Row) ([]string, []bool) {
 		l.vals = make([]string, len(l.idx))
 		l.nulls = make([]bool, len(l.idx))
 	}
-	vals, nulls := l.vals[:len(l.idx)], l.nulls[:len(l.idx)]
+	return projectInto(l.idx, row, l.vals[:len(l.idx)], l.nulls[:len(l.idx)])
+}
+
+// projectInto fills vals and nulls (len(idx) each) with the row's fields
+// at idx; the nulls it returns are nil when no field is null.
+func projectInto(idx []int, row source.Row, vals []string, nulls []bool) ([]string, []bool) {
 	anyNull := false
-	for i, j := range l.idx {
+	for i, j := range idx {
 		vals[i], nulls[i] = "", false
 		if j < len(row.Values) {
 			vals[i] = row.Values[j]
