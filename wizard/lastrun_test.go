@@ -22,7 +22,7 @@ func TestStartOpensTheLastRunWithoutRunning(t *testing.T) {
 	fresh.contains("g last run's gate 4 (disabled: no run in this workspace yet)")
 	fresh.key("?")
 
-	h, pp := demoHarness(t, Deps{OpenLedger: flow.OpenLedger})
+	_, pp := demoHarness(t, Deps{OpenLedger: flow.OpenLedger})
 	ws := flow.Workspace{Dir: filepath.Dir(pp)}
 	p, err := flow.LoadPlan(pp)
 	if err != nil {
@@ -39,7 +39,7 @@ func TestStartOpensTheLastRunWithoutRunning(t *testing.T) {
 	}
 	runs = countRuns()
 	// A new wizard on the workspace that has run once.
-	h = newHarness(t, filepath.Dir(pp), Deps{OpenLedger: flow.OpenLedger})
+	h := newHarness(t, filepath.Dir(pp), Deps{OpenLedger: flow.OpenLedger})
 	h.contains("all questions answered", "g last run's gate 4", "e exception queue")
 	if strings.Contains(h.screen(), "(disabled: no run") {
 		t.Fatalf("the start keys are disabled although the workspace has a run:\n%s", h.screen())
