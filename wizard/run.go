@@ -14,6 +14,7 @@ import (
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/run"
 	"github.com/lima-lake/lima/flow"
+	"github.com/lima-lake/lima/reports"
 	"github.com/lima-lake/lima/ui"
 )
 
@@ -507,8 +508,12 @@ func (s *runScreen) doneLines() []string {
 		status = o.Report.Status
 	}
 	mark := ui.StatusOK
-	if s.err != nil {
+	switch {
+	case s.err != nil || (o != nil && o.Report != nil && o.Report.Status != reports.StatusOK):
 		mark = ui.StatusFailed
+	case o != nil && o.Report != nil && len(o.Report.HeldBackMost) > 0:
+		// Committed and balanced, but a table held back most of its rows.
+		mark = ui.StatusWarn
 	}
 	runID := ""
 	if o != nil && o.Result != nil {

@@ -493,11 +493,19 @@ func statusText(s string) string {
 // reconciles" only when every table was checked in full.
 func headlineText(r *reports.Report) string {
 	s := statusText(r.Status)
+	if r.Status == reports.StatusOK && len(r.HeldBackMost) > 0 {
+		// The run balanced and committed, but a table held back most of
+		// its rows: that is not a "✓" a reader should skim past.
+		if n := len(r.HeldBackMost); n == 1 {
+			s = "! ok, but a table held back most of its rows"
+		} else {
+			s = fmt.Sprintf("! ok, but %d tables held back most of their rows", n)
+		}
+	} else if r.Status == reports.StatusOK && len(r.NotChecked) > 0 {
+		s = "! ok, not fully checked"
+	}
 	if r.Headline == "" {
 		return s
-	}
-	if r.Status == reports.StatusOK && len(r.NotChecked) > 0 {
-		s = "! ok, not fully checked"
 	}
 	return s + " — " + ui.Sanitize(r.Headline)
 }

@@ -199,6 +199,11 @@ func TestProposeSetEditsAPlanWithTables(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "⚠ orders: 6 of 8 rows held back") {
 		t.Fatalf("first run: exit %d\n%s", code, out)
 	}
+	// The headline says so too: no "✓ ok" above a table that held back
+	// most of its rows.
+	if strings.Contains(out, "✓ ok") || !strings.Contains(out, "! ok, but a table held back most of its rows") {
+		t.Errorf("first run's headline reads as a plain success:\n%s", out)
+	}
 	if code, rep, _ := runCLI(t, "report", "--plan", planPath, "--json"); code != exitOK || !strings.Contains(rep, `"held_back_most"`) || !strings.Contains(rep, `"orders: 6 of 8 rows held back"`) {
 		t.Errorf("report.json lacks held_back_most: exit %d\n%s", code, rep)
 	}
