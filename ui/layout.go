@@ -13,7 +13,7 @@ import (
 type SizeClass int
 
 // Size classes: the full layout from 80×24, compact below it, and a "too
-// small" screen below 60×16.
+// small" screen below 60×15.
 const (
 	SizeFull SizeClass = iota
 	SizeCompact
@@ -23,7 +23,7 @@ const (
 // Layout thresholds.
 const (
 	FullWidth, FullHeight        = 80, 24
-	MinWidth, MinHeight          = 60, 16
+	MinWidth, MinHeight          = 60, 15
 	tooSmallHint          string = "q or ctrl+c quits"
 )
 
@@ -38,7 +38,7 @@ func Classify(w, h int) SizeClass {
 	return SizeFull
 }
 
-// TooSmall is the screen shown below 60×16: what size is needed, and how
+// TooSmall is the screen shown below 60×15: what size is needed, and how
 // to quit.
 func TooSmall(t Theme, w, h int) string { return TooSmallWith(t, w, h, tooSmallHint) }
 

@@ -117,7 +117,7 @@ func TestClassify(t *testing.T) {
 		want SizeClass
 	}{
 		{100, 30, SizeFull}, {80, 24, SizeFull}, {79, 24, SizeCompact}, {80, 23, SizeCompact},
-		{60, 16, SizeCompact}, {59, 30, SizeTooSmall}, {100, 15, SizeTooSmall}, {0, 0, SizeTooSmall},
+		{60, 15, SizeCompact}, {59, 30, SizeTooSmall}, {100, 15, SizeCompact}, {100, 14, SizeTooSmall}, {0, 0, SizeTooSmall},
 	}
 	for _, c := range cases {
 		if got := Classify(c.w, c.h); got != c.want {

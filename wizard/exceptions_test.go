@@ -3,7 +3,6 @@ package wizard
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -170,33 +169,7 @@ func (h *bHarness) contains(want ...string) {
 
 func (h *bHarness) golden(name string) {
 	h.t.Helper()
-	for _, sz := range [][2]int{{100, 30}, {80, 24}} {
-		h.send(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
-		got := h.screen()
-		for i, l := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
-			if w := ansi.StringWidth(l); w > sz[0] {
-				h.t.Errorf("%s %dx%d: line %d is %d cells wide", name, sz[0], sz[1], i+1, w)
-			}
-		}
-		if n := strings.Count(got, "\n"); n != sz[1] {
-			h.t.Errorf("%s %dx%d: %d lines, want %d", name, sz[0], sz[1], n, sz[1])
-		}
-		path := filepath.Join("testdata", fmt.Sprintf("%s_%dx%d.txt", name, sz[0], sz[1]))
-		if *update {
-			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-				h.t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			h.t.Fatalf("%v (run go test ./wizard/ -update to write it)", err)
-		}
-		if got != string(want) {
-			h.t.Errorf("%s %dx%d differs from %s:\n--- got\n%s--- want\n%s", name, sz[0], sz[1], path, got, want)
-		}
-	}
-	h.send(tea.WindowSizeMsg{Width: 100, Height: 30})
+	compareGolden(h.t, name, func(m tea.Msg) { h.send(m) }, h.screen)
 }
 
 func TestBrowserListGolden(t *testing.T) {

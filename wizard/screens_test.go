@@ -17,11 +17,17 @@ import (
 	"github.com/lima-lake/lima/flow"
 	"github.com/lima-lake/lima/gates"
 	"github.com/lima-lake/lima/reports"
+	"github.com/lima-lake/lima/ui"
 )
 
 // demoHarness opens the wizard on a fresh demo workspace (the bundled plan
 // with its tables) with gate 2 passing.
 func demoHarness(t *testing.T, d Deps) (*harness, string) {
+	t.Helper()
+	return demoThemedHarness(t, d, ui.MustTheme(ui.ThemeMono))
+}
+
+func demoThemedHarness(t *testing.T, d Deps, theme ui.Theme) (*harness, string) {
 	t.Helper()
 	dir := t.TempDir()
 	if _, err := demo.Create(dir, t0); err != nil {
@@ -32,14 +38,18 @@ func demoHarness(t *testing.T, d Deps) (*harness, string) {
 			return []gates.Finding{{Name: "clock", Status: gates.Pass, Detail: "ok"}}
 		}
 	}
-	h := newHarness(t, dir, d)
+	h := newThemedHarness(t, dir, d, theme)
 	h.m.by = "tester"
 	return h, filepath.Join(dir, "platform.yaml")
 }
 
 // toGate3 walks gate 1 (answered by the demo plan) and gate 2.
 func toGate3(t *testing.T, d Deps) (*harness, string) {
-	h, pp := demoHarness(t, d)
+	return toGate3Themed(t, d, ui.MustTheme(ui.ThemeMono))
+}
+
+func toGate3Themed(t *testing.T, d Deps, theme ui.Theme) (*harness, string) {
+	h, pp := demoThemedHarness(t, d, theme)
 	h.contains("all questions answered")
 	h.key("enter")
 	h.contains("every check passes")
@@ -385,10 +395,10 @@ func TestTeardownEscRemovesNothing(t *testing.T) {
 
 func TestScreensAtCompactSizeStayInside(t *testing.T) {
 	h, _ := toGate3(t, Deps{})
-	h.send(tea.WindowSizeMsg{Width: 60, Height: 16})
+	h.send(tea.WindowSizeMsg{Width: 60, Height: 15})
 	for i, l := range strings.Split(strings.TrimSuffix(h.screen(), "\n"), "\n") {
 		if w := len([]rune(l)); w > 60 {
-			t.Errorf("line %d is %d wide at 60×16: %q", i+1, w, l)
+			t.Errorf("line %d is %d wide at 60×15: %q", i+1, w, l)
 		}
 	}
 	h.contains("Gate 3 · data model")

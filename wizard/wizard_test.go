@@ -3,7 +3,6 @@ package wizard
 import (
 	"context"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,6 +38,12 @@ type harness struct {
 
 func newHarness(t *testing.T, dir string, d Deps) *harness {
 	t.Helper()
+	return newThemedHarness(t, dir, d, ui.MustTheme(ui.ThemeMono))
+}
+
+// newThemedHarness is newHarness in another theme.
+func newThemedHarness(t *testing.T, dir string, d Deps, theme ui.Theme) *harness {
+	t.Helper()
 	h := &harness{t: t, now: t0.Add(10 * time.Second), late: make(chan tea.Msg, 1024)}
 	d.Now = func() time.Time { return h.now }
 	if d.MachineZone == nil {
@@ -60,7 +65,7 @@ func newHarness(t *testing.T, dir string, d Deps) *harness {
 			return nil, ctx.Err()
 		}
 	}
-	h.m = New(Options{PlanPath: filepath.Join(dir, "platform.yaml"), Theme: ui.MustTheme(ui.ThemeMono), Deps: d})
+	h.m = New(Options{PlanPath: filepath.Join(dir, "platform.yaml"), Theme: theme, Deps: d})
 	h.send(tea.WindowSizeMsg{Width: 100, Height: 30})
 	h.feed(h.m.Init())
 	return h
@@ -190,39 +195,11 @@ func (h *harness) screen() string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// golden compares the screen at 100×30 and 80×24 with testdata/name_WxH.txt.
+// golden compares the screen with testdata/name_WxH.txt at every golden
+// size.
 func (h *harness) golden(name string) {
 	h.t.Helper()
-	for _, sz := range [][2]int{{100, 30}, {80, 24}} {
-		h.send(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
-		got := h.screen()
-		for i, l := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
-			if w := ansi.StringWidth(l); w > sz[0] {
-				h.t.Errorf("%s %dx%d: line %d is %d cells wide", name, sz[0], sz[1], i+1, w)
-			}
-		}
-		if n := strings.Count(got, "\n"); n != sz[1] {
-			h.t.Errorf("%s %dx%d: %d lines, want %d", name, sz[0], sz[1], n, sz[1])
-		}
-		path := filepath.Join("testdata", fmt.Sprintf("%s_%dx%d.txt", name, sz[0], sz[1]))
-		if *update {
-			if err := os.MkdirAll("testdata", 0o755); err != nil {
-				h.t.Fatal(err)
-			}
-			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-				h.t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			h.t.Fatalf("%v (run go test ./wizard/ -update to write it)", err)
-		}
-		if got != string(want) {
-			h.t.Errorf("%s %dx%d differs from %s:\n--- got\n%s--- want\n%s", name, sz[0], sz[1], path, got, want)
-		}
-	}
-	h.send(tea.WindowSizeMsg{Width: 100, Height: 30})
+	compareGolden(h.t, name, func(m tea.Msg) { h.send(m) }, h.screen)
 }
 
 func (h *harness) contains(want ...string) {
@@ -472,7 +449,7 @@ func TestPollIsRateLimited(t *testing.T) {
 func TestTooSmallStillQuits(t *testing.T) {
 	h := newHarness(t, t.TempDir(), Deps{})
 	h.send(tea.WindowSizeMsg{Width: 50, Height: 14})
-	h.contains("terminal too small", "50×14; need 60×16", "q or ctrl+c quits")
+	h.contains("terminal too small", "50×14; need 60×15", "q or ctrl+c quits")
 	_, cmd := h.m.Update(keyMsg("q"))
 	if cmd == nil {
 		t.Fatal("q does nothing on the too-small screen")
