@@ -6,7 +6,9 @@
 # the approver's name → gate 1 → 2 → 3 (an edit, its diff, undo, approve) → the run → gate 4's
 # reconciliation (the numbers of every table against report.json, and
 # read = loaded + held + skipped from the screen itself) → a table's
-# detail → the exception browser → gate 5's teardown with the typed prefix.
+# detail → the exception browser (an owner filter with a space) → a new
+# start opening the last run's gate 4 → gate 5's teardown with the typed
+# prefix. Mid-run the window shrinks to 50×14: q must ask first.
 #
 # Skips loudly (exit 0) when tmux is missing and cannot be installed
 # (apt-get, as root). TUI_TEST_PANES=DIR keeps every captured pane there.
@@ -44,7 +46,7 @@ start=$(date +%s)
 mkdir -p "$tmp/ws"
 # -f /dev/null: no user tmux.conf changes the window.
 tmux -L "$sock" -f /dev/null new-session -d -s walk -x 100 -y 30 \
-  "cd '$tmp/ws' && NO_COLOR=1 TERM=xterm-256color '$tmp/lima-tui' demo --dir demo --theme mono --rows 600000; echo \"WIZARD EXITED \$?\"; sleep 60"
+  "cd '$tmp/ws' && NO_COLOR=1 TERM=xterm-256color '$tmp/lima-tui' demo --dir demo --theme mono --rows 2000000; echo \"WIZARD EXITED \$?\"; sleep 60"
 sockpath="$(tmux -L "$sock" display-message -p '#{socket_path}' 2>/dev/null || true)"
 
 n=0
@@ -144,7 +146,7 @@ keys Enter
 # The first live frame: every table of the run is on the board from the
 # start (queued until it starts). The demo's run is short; if it ended
 # before a capture, that is said, not faked.
-# With --rows 600000 the run lasts long enough to see it move: two frames
+# With --rows 2000000 the run lasts long enough to see it move: two frames
 # a second apart must show the inspections bar and its time left, and
 # more rows read in the second.
 live=""
@@ -162,6 +164,27 @@ r1="$(insp_rows "$live")"; r2="$(insp_rows "$live2")"
 printf '%s\n' "$live2" | grep -qE "^ [^ ]+ inspections +(reading|writing|committing|reconciling|loaded)" || fail "the second frame lost the inspections row"
 [ -n "$r1" ] && [ -n "$r2" ] && [ "$r2" -gt "$r1" ] || fail "the board did not move in a second: inspections rows $r1 then $r2"
 echo "   the live board moved: inspections $r1 → $r2 rows read in a second, with a bar and the time left"
+# Too small mid-run: the run goes on, and q asks before it cancels
+# anything; n keeps it running.
+if ! pane | grep -qF "balance per table"; then
+  tmux -L "$sock" resize-window -t walk -x 50 -y 14
+  wait_for "terminal too small"
+  if pane | grep -qF "the run goes on"; then
+    snap run-too-small
+    keys q
+    wait_re "Cancel the run\? y cancels it, n keeps it running|q or ctrl\+c quits"
+    if pane | grep -qF "Cancel the run?"; then
+      keys n
+      wait_re "the run goes on|q or ctrl\+c quits"
+      echo "   50×14 mid-run: q asked before cancelling, n kept the run going"
+    else
+      echo "!!! tui-test: the run ended while q was on its way: q-asks-first is SKIPPED (the wizard did not quit)"
+    fi
+  else
+    echo "!!! tui-test: the run ended before the too-small check: q-asks-first is SKIPPED"
+  fi
+  tmux -L "$sock" resize-window -t walk -x 100 -y 30
+fi
 wait_for "balance per table" 120
 has "✓ run "
 snap run
@@ -242,10 +265,44 @@ keys Escape
 wait_re "^ exceptions: [0-9]+"
 has "esc back to gate 4"
 snap exceptions-all
+# An owner with spaces and parentheses, typed whole and as part of it:
+# both find the report's count for that owner.
+if command -v python3 >/dev/null 2>&1; then
+  want_owner=$(python3 -c 'import json,sys; print(format(json.load(open(sys.argv[1]))["exceptions"]["by_owner"].get("Ji-woo Park (quality)", 0), ","))' "$report")
+  for f in 'owner=Ji-woo Park (quality)' 'owner=park'; do
+    keys /
+    keys C-u
+    keys -l "$f"
+    keys Enter
+    wait_for "exceptions matching owner=Ji-woo Park (quality): $want_owner"
+    keys Escape
+    wait_re "^ exceptions: [0-9]+"
+  done
+  echo "   owner filters with a space and by part of the name: $want_owner exceptions, as report.json counts"
+fi
 keys Escape
 wait_for "Gate 4 · "
 keys Escape
 wait_for "Gate 4 · reconciliation"
+
+echo "== tui-test: the last run, from a new start"
+# Quit, start the wizard again on the same plan: gate 1's g opens the
+# last run's gate 4 without running.
+keys q
+wait_for "WIZARD EXITED 0"
+tmux -L "$sock" respawn-pane -k -t walk \
+  "cd '$tmp/ws' && NO_COLOR=1 TERM=xterm-256color '$tmp/lima-tui' wizard --plan demo/platform.yaml --theme mono; echo \"WIZARD EXITED \$?\"; sleep 60"
+wait_for "Who is approving?"
+keys C-u
+keys -l "Workshop Tester"
+keys Enter
+wait_for "Gate 1 · scope & residency"
+wait_for "g last run's gate 4"
+keys g
+wait_for "Gate 4 · reconciliation"
+wait_for "as gate 4 checked it when the run ended"
+snap last-run
+echo "   a new start opens the last run's gate 4 with g"
 
 echo "== tui-test: gate 5"
 keys T

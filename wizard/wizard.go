@@ -340,10 +340,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, tea.Quit
 		case ui.Classify(m.w, m.h) == ui.SizeTooSmall:
 			// Nothing can be typed here, so q quits — unless a run is
-			// going: it goes on, and only ctrl+c (above) may cancel it.
+			// going: it goes on, and q (like ctrl+c above) asks first.
 			if m.route == routeRun && m.run.running() {
 				if m.run.asking() {
 					break // y or n answers "Cancel the run?", shown small
+				}
+				if keys.Quit.Pressed(msg) { // disabled for the board, not here
+					return m, m.run.AskCancel()
 				}
 				return m, nil
 			}
@@ -605,7 +608,7 @@ func (m *Model) Render() string {
 			if m.run.asking() {
 				return ui.TooSmallWith(t, m.w, m.h, "Cancel the run? y cancels it, n keeps it running")
 			}
-			return ui.TooSmallWith(t, m.w, m.h, "the run goes on; enlarge to follow it (ctrl+c asks before cancelling)")
+			return ui.TooSmallWith(t, m.w, m.h, "the run goes on; q or ctrl+c asks first")
 		}
 		return ui.TooSmall(t, m.w, m.h)
 	}

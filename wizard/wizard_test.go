@@ -569,6 +569,13 @@ func TestTooSmallKeepsARunGoing(t *testing.T) {
 	if ctx.Err() != nil || !h.m.run.running() {
 		t.Fatal("q stopped the run")
 	}
+	// q asks, as ctrl+c does; n keeps the run.
+	h.contains("Cancel the run? y cancels it")
+	h.key("n")
+	if ctx.Err() != nil {
+		t.Fatal("n after q cancelled the run")
+	}
+	h.contains("the run goes on")
 	h.key("ctrl+c")
 	h.contains("Cancel the run? y cancels it")
 	h.key("n")
