@@ -21,7 +21,7 @@ demo-s3:
 test:
 	bash scripts/test.sh
 
-## tui-test: the wizard walked in tmux (100x30) through every gate of the demo
+## tui-test: the wizard walked in tmux through every gate of the demo (TUI_SIZE=100x30 default; make test walks 100x30 and 80x24)
 .PHONY: tui-test
 tui-test:
 	bash scripts/tui-test.sh

@@ -30,8 +30,9 @@ lima_services
 echo "== go test"
 go test -count=1 -timeout 20m ./...
 
-echo "== tui-test (the wizard in tmux, every gate of the demo)"
-bash scripts/tui-test.sh
+echo "== tui-test (the wizard in tmux, every gate of the demo, at 100x30 and 80x24)"
+TUI_SIZE=100x30 bash scripts/tui-test.sh
+TUI_SIZE=80x24 bash scripts/tui-test.sh
 
 echo "== bench smoke (3,000 rows; make bench runs 1,000,000)"
 (cd bench && go run . -rows 3000 -duckdb=false)
