@@ -215,29 +215,17 @@ func (s *reconScreen) renderList() string {
 		add(ui.Fit(t.Warn.Render(ui.StatusWarn.Glyph())+" torn down since (gate 5): these tables and their exceptions are gone", s.w))
 	}
 	add("")
-	nw := 8
-	for _, tr := range r.Tables {
-		nw = max(nw, ui.Width(ui.Sanitize(tr.Name)))
-	}
-	nw = min(nw, max(8, s.w-62))
-	add(t.Muted.Render(ui.Fit(fmt.Sprintf("  %-*s %8s %8s %6s %6s  %-8s %-8s %s", nw, "table", "read", "loaded", "held", "skip", "balance", "totals", "checks"), s.w)))
-	// With more tables than fit, the table and the chart show a window
-	// of them around the focused one.
-	lo, hi := s.window(len(r.Tables))
-	if lo > 0 {
-		add(t.Muted.Render(fmt.Sprintf("  … %d table(s) above", lo)))
-	}
-	for i := lo; i < hi; i++ {
-		tr := r.Tables[i]
-		marker := t.Blank
-		if i == s.cur {
-			marker = t.FocusMarker
-		}
+	// The columns are as wide as their widest value (2,000,020 rows need
+	// more than 8 cells); the table names take what is left, so the counts,
+	// the balance and the checks are never cut.
+	type reconRow struct{ read, loaded, held, skip, bal, totals, checks string }
+	rowsOf := make([]reconRow, len(r.Tables))
+	wRead, wLoaded, wHeld, wSkip, wTotals, wChecks := len("read"), len("loaded"), len("held"), len("skip"), len("totals"), len("checks")
+	for i, tr := range r.Tables {
 		bal := ui.StatusOK.Glyph() + " yes"
 		if !tr.Balanced {
 			bal = ui.StatusFailed.Glyph() + " NO"
 		}
-		bal = padTo(bal, 8)
 		exact, off := 0, 0
 		for _, ct := range tr.ControlTotals {
 			if ct.Variance == "" || ct.Variance == "0" || strings.Trim(ct.Variance, "0.") == "" {
@@ -266,13 +254,40 @@ func (s *reconScreen) renderList() string {
 		if fail > 0 {
 			checks += fmt.Sprintf(" (%d failed)", fail)
 		}
+		rw := reconRow{ui.Count(tr.RowsRead), ui.Count(tr.RowsLoaded), ui.Count(tr.RowsQuarantined), ui.Count(tr.RowsSkipped), bal, totals, checks}
+		rowsOf[i] = rw
+		wRead, wLoaded, wHeld, wSkip = max(wRead, len(rw.read)), max(wLoaded, len(rw.loaded)), max(wHeld, len(rw.held)), max(wSkip, len(rw.skip))
+		wTotals, wChecks = max(wTotals, ui.Width(totals)), max(wChecks, ui.Width(checks))
+	}
+	const wBal = 8
+	// marker(2) name sp read sp loaded sp held sp skip 2sp bal sp totals sp checks
+	fixed := 2 + 1 + wRead + 1 + wLoaded + 1 + wHeld + 1 + wSkip + 2 + wBal + 1 + wTotals + 1 + wChecks
+	nw := 8
+	for _, tr := range r.Tables {
+		nw = max(nw, ui.Width(ui.Sanitize(tr.Name)))
+	}
+	nw = min(nw, max(8, s.w-fixed))
+	add(t.Muted.Render(ui.Fit(fmt.Sprintf("  %-*s %*s %*s %*s %*s  %-*s %-*s %s", nw, "table", wRead, "read", wLoaded, "loaded", wHeld, "held", wSkip, "skip", wBal, "balance", wTotals, "totals", "checks"), s.w)))
+	// With more tables than fit, the table and the chart show a window
+	// of them around the focused one.
+	lo, hi := s.window(len(r.Tables))
+	if lo > 0 {
+		add(t.Muted.Render(fmt.Sprintf("  … %d table(s) above", lo)))
+	}
+	for i := lo; i < hi; i++ {
+		tr := r.Tables[i]
+		rw := rowsOf[i]
+		marker := t.Blank
+		if i == s.cur {
+			marker = t.FocusMarker
+		}
 		name := ui.Fit(ui.Sanitize(tr.Name), nw)
 		name += strings.Repeat(" ", max(0, nw-ui.Width(name)))
 		if i == s.cur {
 			name = t.Focus.Render(name)
 		}
-		add(ui.Fit(fmt.Sprintf("%s %s %8s %8s %6s %6s  %s %-8s %s", marker, name, ui.Count(tr.RowsRead), ui.Count(tr.RowsLoaded),
-			ui.Count(tr.RowsQuarantined), ui.Count(tr.RowsSkipped), bal, totals, checks), s.w))
+		add(ui.Fit(fmt.Sprintf("%s %s %*s %*s %*s %*s  %s %s %s", marker, name, wRead, rw.read, wLoaded, rw.loaded,
+			wHeld, rw.held, wSkip, rw.skip, padTo(rw.bal, wBal), padTo(rw.totals, wTotals), rw.checks), s.w))
 	}
 	if hi < len(r.Tables) {
 		add(t.Muted.Render(fmt.Sprintf("  … %d table(s) below: ↓ moves", len(r.Tables)-hi)))

@@ -256,6 +256,11 @@ func TestReconciliationBrowser(t *testing.T) {
 	h.key("enter")
 	h.golden("recon_list")
 	h.contains("inspections", "1,200", "1,150", "! 50 row(s) held back", "Ji-woo 34, Mateo 16", "✗ 1/2 (1 failed)", "1 off")
+	// At 80 columns the counts, the balance and the checks are whole; the
+	// table names give way first.
+	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
+	h.contains("✗ 1/2 (1 failed)", "1,200", "✓ yes")
+	h.send(tea.WindowSizeMsg{Width: 100, Height: 30})
 	// The bar chart is to scale: inspections' 1,150 loaded is the longest bar.
 	bars := map[string]int{}
 	for _, l := range strings.Split(h.screen(), "\n") {
