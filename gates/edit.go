@@ -33,8 +33,8 @@ type Edit struct {
 
 // EditFields are the fields an edit may set: of a column, of a table.
 var (
-	ColumnEditFields = []string{"name", "format", "formats", "type", "currency", "required", "references"}
-	TableEditFields  = []string{"name", "key", "partition"}
+	ColumnEditFields = []string{"format", "formats", "type", "currency", "required", "references", "name"}
+	TableEditFields  = []string{"key", "partition", "name"}
 )
 
 func (e Edit) String() string {
