@@ -24,7 +24,8 @@ import (
 //     table. When the table is already in the lake (Lake), the lake's
 //     column is recorded in renamed_from, so the next commit renames it by
 //     Iceberg schema evolution (field id and values kept) instead of adding
-//     a new, empty column.
+//     a new, empty column. A Hive-style table in the lake cannot rename a
+//     column (its Parquet files name their columns): refused.
 //   - A table rename keeps where its rows come from (source.files or
 //     source.table, unchanged) and moves every reference to it: other
 //     tables' join keys and references checks, the marts Lima builds (from,
@@ -192,6 +193,10 @@ func renameColumn(p *plan.Plan, t *plan.Table, e Edit, lake Lake) (string, error
 		}
 	}
 
+	if _, in := lake[e.Table]; in && p.Pattern() == plan.PatternHive {
+		return "", fmt.Errorf("%w %s: table %s is already in the lake as Hive-style Parquet, whose files carry their column names: "+
+			"a column cannot be renamed in place; keep the name, or remove the lake (lima-tui teardown) and load it again", ErrEdit, e, e.Table)
+	}
 	header := c.Header()
 	inLake := lake.has(e.Table, old) && c.RenamedFrom == ""
 	c.Name = new

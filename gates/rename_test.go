@@ -273,8 +273,17 @@ func TestRenameRefusesAndChangesNothing(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "keep the name") || !strings.Contains(err.Error(), "lima-tui teardown") {
 		t.Errorf("in the lake: %v, want the ways forward", err)
 	}
-	// A history table's name is taken.
+	// A Hive-style table in the lake cannot rename a column in place.
 	p := loadRenamePlan(t)
+	p.Platform.Pattern = plan.PatternHive
+	if _, err := ApplyEditsIn(p, []string{"orders.ordered_on.name=order_date"}, inLake); !errors.Is(err, ErrEdit) || !strings.Contains(err.Error(), "Hive-style") {
+		t.Errorf("hive column rename: %v", err)
+	}
+	if _, err := ApplyEditsIn(p, []string{"customers.customer_id.name=cust_no"}, inLake); err != nil {
+		t.Errorf("hive: a table not in the lake refused a column rename: %v", err)
+	}
+	// A history table's name is taken.
+	p = loadRenamePlan(t)
 	p.Tables["customers"].History = true
 	if _, err := ApplyEditsIn(p, []string{"orders.name=customers_history"}, nil); !errors.Is(err, ErrEdit) || !strings.Contains(err.Error(), "history table of customers") {
 		t.Errorf("history name: %v", err)
