@@ -2,6 +2,7 @@ package wizard
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/flow"
+	"github.com/lima-lake/lima/gates"
 )
 
 // TestGate3EditScreenRenamesInPlace walks the wizard to gate 3 on a file
@@ -170,5 +172,44 @@ func TestGate3EditScreenRenamesInPlace(t *testing.T) {
 		if got[id] != v {
 			t.Errorf("%s: defect_detail %q, want %q", id, got[id], v)
 		}
+	}
+}
+
+// TestGate3RenameNeedsTheLake: when the lake cannot be read, n and N are
+// off with the reason (a rename must know whether the table is there),
+// and pressing them renames nothing.
+func TestGate3RenameNeedsTheLake(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "data", "orders.csv"), []byte("order_id,amount\n1,2.50\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, dir, Deps{Lake: func(context.Context, flow.Workspace, *plan.Plan) (gates.Lake, error) {
+		return nil, errors.New("catalog unreachable")
+	}})
+	h.m.by = "tester"
+	h.key("ctrl+d")
+	h.contains("all questions answered")
+	h.key("enter")
+	h.contains("every check passes")
+	h.key("enter")
+	h.contains("Gate 3 · data model")
+	h.key("e")
+	h.contains("Gate 3 · edit orders.")
+	var off int
+	for _, b := range h.m.gate3.Keys() {
+		if (b.Help().Key == "n" || b.Help().Key == "N") && !b.Enabled() && strings.Contains(b.Reason, "catalog unreachable") {
+			off++
+		}
+	}
+	if off != 2 {
+		t.Errorf("n and N are not off with the reason: %+v", h.m.gate3.Keys())
+	}
+	h.key("n")
+	h.contains("cannot rename: the lake could not be read")
+	if h.m.gate3.edit.ed.rename != nil || h.m.typing() {
+		t.Error("n opened the rename field without the lake")
 	}
 }
