@@ -24,17 +24,17 @@ import (
 // ErrEdit is the error of an edit that cannot be applied.
 var ErrEdit = errors.New("cannot apply the edit")
 
-// Edit is one change: Column "" for a table's own fields (key,
-// partition), else a column's (format, formats, type, currency, required,
-// references).
+// Edit is one change: Column "" for a table's own fields (name, key,
+// partition), else a column's (name, format, formats, type, currency,
+// required, references). Renames are in rename.go.
 type Edit struct {
 	Table, Column, Field, Value string
 }
 
 // EditFields are the fields an edit may set: of a column, of a table.
 var (
-	ColumnEditFields = []string{"format", "formats", "type", "currency", "required", "references"}
-	TableEditFields  = []string{"key", "partition"}
+	ColumnEditFields = []string{"format", "formats", "type", "currency", "required", "references", "name"}
+	TableEditFields  = []string{"key", "partition", "name"}
 )
 
 func (e Edit) String() string {
@@ -48,7 +48,7 @@ func (e Edit) String() string {
 func ParseEdit(s string) (Edit, error) {
 	left, value, ok := strings.Cut(s, "=")
 	if !ok {
-		return Edit{}, fmt.Errorf("%w %q: want table.column.field=value or table.key|partition=value", ErrEdit, s)
+		return Edit{}, fmt.Errorf("%w %q: want table.column.field=value or table.name|key|partition=value", ErrEdit, s)
 	}
 	parts := strings.Split(strings.TrimSpace(left), ".")
 	e := Edit{Value: strings.TrimSpace(value)}
@@ -64,7 +64,7 @@ func ParseEdit(s string) (Edit, error) {
 			return Edit{}, fmt.Errorf("%w %q: a column takes %s", ErrEdit, s, strings.Join(ColumnEditFields, ", "))
 		}
 	default:
-		return Edit{}, fmt.Errorf("%w %q: want table.column.field=value or table.key|partition=value", ErrEdit, s)
+		return Edit{}, fmt.Errorf("%w %q: want table.column.field=value or table.name|key|partition=value", ErrEdit, s)
 	}
 	for _, p := range parts {
 		if p == "" {
@@ -78,7 +78,12 @@ func isNone(v string) bool { return v == "" || strings.EqualFold(v, "none") }
 
 // ApplyEdit applies one edit to the plan's base table and says what it
 // changed. On an error the plan is unchanged.
+//
+// A rename needs to know which tables are in the lake: ApplyEditIn.
 func ApplyEdit(p *plan.Plan, e Edit) (string, error) {
+	if e.Field == "name" {
+		return "", fmt.Errorf("%w %s: a rename needs the lake's tables (gates.ApplyEditIn)", ErrEdit, e)
+	}
 	t := p.Tables[e.Table]
 	if t == nil || t.IsMart() {
 		return "", fmt.Errorf("%w %s: no base table %q (tables: %s)", ErrEdit, e, e.Table, strings.Join(baseTables(p), ", "))

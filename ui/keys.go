@@ -127,3 +127,20 @@ func HelpFull(t Theme, bs ...Binding) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// RenameKeys rename in place on gate 3's edit screen: the column being
+// edited, or its table (a text field opens, prefilled with the name).
+type RenameKeys struct {
+	Column, Table, Keep, Cancel Binding
+}
+
+// DefaultRenameKeys: n renames the column, N the table; in the field
+// enter renames and esc keeps the name.
+func DefaultRenameKeys() RenameKeys {
+	return RenameKeys{
+		Column: NewBinding("n", "rename column", "n"),
+		Table:  NewBinding("N", "rename table", "N", "shift+n"),
+		Keep:   NewBinding("enter", "rename", "enter"),
+		Cancel: NewBinding("esc", "keep the name", "esc"),
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -51,6 +52,10 @@ type gate3LoadedMsg struct {
 	findings []gates.Finding
 	proposal *gates.Proposal // non-nil when the tables were proposed now
 	err      error
+	// lake are the tables already in the lake (renames need them);
+	// lakeErr why they could not be read (renames are then off).
+	lake    gates.Lake
+	lakeErr error
 }
 
 // gate3SavedMsg reports an approval or a rejection written to platform.yaml.
@@ -141,13 +146,17 @@ func (s *gate3Screen) HelpText() []string {
 	return []string{
 		"e edits the focused column as the findings suggest: date formats (with a live count of",
 		"the sampled values that parse), decimal precision and scale, currency, required, key,",
-		"reference and partition; t picks another type; k puts it in or takes it out of the key;",
+		"reference and partition, and n / N rename the column / its table in place (the source",
+		"keeps its name: source_name; references move with the name; a table already in the lake",
+		"keeps its name); t picks another type; k puts it in or takes it out of the key;",
 		"p cycles its partition (month, day, year of a date; the value of others; none).",
 		"Edits show as a diff and stay in memory; enter writes them with the approval",
 		"(gates.data_model: who, when, plan hash). x rejects: the approval is removed.",
 	}
 }
-func (s *gate3Screen) Typing() bool { return false }
+func (s *gate3Screen) Typing() bool {
+	return s.mode == g3Edit && s.edit.ed != nil && s.edit.ed.rename != nil
+}
 
 // Start loads the plan (and proposes a model when it has no tables), in a Cmd.
 func (s *gate3Screen) Start(d Deps, ws flow.Workspace, planPath string, ctx context.Context) tea.Cmd {
@@ -169,10 +178,22 @@ func (s *gate3Screen) Start(d Deps, ws flow.Workspace, planPath string, ctx cont
 				return gate3LoadedMsg{gen: gen, err: err}
 			}
 			pr.Apply(p)
-			return gate3LoadedMsg{gen: gen, p: p, proposal: pr, findings: append(pr.Findings, gates.ValidateGrain(p)...)}
+			m := gate3LoadedMsg{gen: gen, p: p, proposal: pr, findings: append(pr.Findings, gates.ValidateGrain(p)...)}
+			m.lake, m.lakeErr = lakeOf(ctx, d, ws, p)
+			return m
 		}
-		return gate3LoadedMsg{gen: gen, p: p, findings: gates.ValidateGrain(p)}
+		m := gate3LoadedMsg{gen: gen, p: p, findings: gates.ValidateGrain(p)}
+		m.lake, m.lakeErr = lakeOf(ctx, d, ws, p)
+		return m
 	}
+}
+
+// lakeOf reads the lake's tables for gate 3's renames.
+func lakeOf(ctx context.Context, d Deps, ws flow.Workspace, p *plan.Plan) (gates.Lake, error) {
+	if d.Lake == nil {
+		return nil, errors.New("no way to read the lake")
+	}
+	return d.Lake(ctx, ws, p)
 }
 
 // clonePlan copies a plan through its YAML form.
@@ -192,6 +213,12 @@ func (s *gate3Screen) setPlan(p *plan.Plan) {
 		return
 	}
 	s.work = w
+	s.reindex()
+}
+
+// reindex lists the focusable columns of the edited model.
+func (s *gate3Screen) reindex() {
+	w := s.work
 	s.items = nil
 	for _, n := range w.TableNames() {
 		t := w.Tables[n]
@@ -234,8 +261,31 @@ func ModelDiff(a, b *plan.Plan) []string {
 	names := append(a.TableNames(), b.TableNames()...)
 	slices.Sort(names)
 	names = slices.Compact(names)
+	// A table renamed at gate 3 is the same table under a new name: one
+	// gone from a, one new in b, reading the same source.
+	renamed := map[string]string{} // b's name → a's
 	for _, n := range names {
-		ta, tb := a.Tables[n], b.Tables[n]
+		if a.Tables[n] != nil || b.Tables[n] == nil || b.Tables[n].Source == nil {
+			continue
+		}
+		for _, o := range names {
+			if ta := a.Tables[o]; ta != nil && b.Tables[o] == nil && ta.Source != nil && !slices.Contains(slices.Collect(maps.Values(renamed)), o) &&
+				gates.SourceOf(ta) == gates.SourceOf(b.Tables[n]) {
+				renamed[n] = o
+				break
+			}
+		}
+	}
+	gone := slices.Collect(maps.Values(renamed))
+	for _, n := range names {
+		an := n
+		if o, ok := renamed[n]; ok {
+			an = o
+			out = append(out, fmt.Sprintf("~ table %s renamed %s", o, n))
+		} else if slices.Contains(gone, n) {
+			continue
+		}
+		ta, tb := a.Tables[an], b.Tables[n]
 		switch {
 		case ta == nil:
 			out = append(out, "+ table "+n)
@@ -244,8 +294,25 @@ func ModelDiff(a, b *plan.Plan) []string {
 			out = append(out, "- table "+n)
 			continue
 		}
+		// A column renamed keeps its header (source_name).
+		colIn := func(t *plan.Table, c *plan.Column, other *plan.Table) (*plan.Column, bool) {
+			if x, ok := t.Column(c.Name); ok {
+				return x, true
+			}
+			for i := range t.Columns {
+				if x := &t.Columns[i]; x.Header() == c.Header() {
+					if _, kept := other.Column(x.Name); !kept {
+						return x, true
+					}
+				}
+			}
+			return nil, false
+		}
 		for _, cb := range tb.Columns {
-			ca, ok := ta.Column(cb.Name)
+			ca, ok := colIn(ta, &cb, tb)
+			if ok && ca.Name != cb.Name {
+				out = append(out, fmt.Sprintf("~ %s.%s renamed %s (source %s)", n, ca.Name, cb.Name, cb.Header()))
+			}
 			if !ok {
 				out = append(out, fmt.Sprintf("+ %s.%s %s", n, cb.Name, cb.Type))
 			} else {
@@ -256,7 +323,7 @@ func ModelDiff(a, b *plan.Plan) []string {
 			}
 		}
 		for _, ca := range ta.Columns {
-			if _, ok := tb.Column(ca.Name); !ok {
+			if _, ok := colIn(tb, &ca, ta); !ok {
 				out = append(out, fmt.Sprintf("- %s.%s", n, ca.Name))
 			}
 		}
@@ -300,7 +367,7 @@ func (s *gate3Screen) Keys() []ui.Binding {
 	case g3PickType:
 		return []ui.Binding{ui.NewBinding("enter", "set the type", "enter"), ui.NewBinding("↑/↓", "choose", "up"), ui.NewBinding("esc", "cancel", "esc")}
 	case g3Edit:
-		return editKeys()
+		return s.editKeys()
 	case g3ConfirmReject:
 		return []ui.Binding{ui.NewBinding("y", "reject the model", "y"), ui.NewBinding("n/esc", "keep it", "n", "esc"),
 			ui.NewBinding("←/→", "choose", "left", "right"), ui.NewBinding("enter", "answer", "enter")}
@@ -361,6 +428,7 @@ func (s *gate3Screen) Update(msg tea.Msg, by string, now func() time.Time, planP
 		}
 		s.state, s.proposal, s.findings, s.cur, s.top, s.follow = g3Ready, msg.proposal, msg.findings, 0, 0, true
 		s.keepEvidence(msg.proposal)
+		s.edit.lake, s.edit.lakeErr = msg.lake, msg.lakeErr
 		s.setPlan(msg.p)
 		return nil, navStay
 	case gate3SavedMsg:
@@ -396,8 +464,7 @@ func (s *gate3Screen) key(msg tea.KeyPressMsg, by string, now func() time.Time, 
 	k := s.Keys()
 	switch s.mode {
 	case g3Edit:
-		s.editKey(msg)
-		return nil, navStay
+		return s.editKey(msg), navStay
 	case g3PickType:
 		switch msg.String() {
 		case "up", "k":

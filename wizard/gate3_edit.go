@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/huh/v2"
 
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/gates"
@@ -20,7 +21,11 @@ import (
 // --set` applies) on a draft of the model, and a live preview casts the
 // sampled values under the draft with clean's caster, as the load will:
 // how many values parse, which would be held back, and how many sampled
-// rows of the table would be held back. enter keeps the draft, esc drops it.
+// rows of the table would be held back. n renames the column and N its
+// table in place (a text field prefilled with the name, checked as one
+// types: gates.CheckColumnName / CheckTableName, the lake's tables read
+// when gate 3 loads); the source column and the table's files are shown
+// beside and stay as they are. enter keeps the draft, esc drops it.
 
 // gate3EditState is what gate 3 keeps for editing: the sample the model
 // was proposed from (kept after approval), the headlines of the tables
@@ -29,6 +34,10 @@ type gate3EditState struct {
 	evidence  map[string]*gates.TableEvidence
 	headlines []string
 	ed        *gate3Editor
+	// lake are the tables already in the lake, read when gate 3 loads
+	// (renames need them); lakeErr says why they could not be read.
+	lake    gates.Lake
+	lakeErr error
 }
 
 type editRowKind int
@@ -61,14 +70,106 @@ type gate3Editor struct {
 	cur        int
 	done       []editDone // what the edits changed, the last of each field
 	msg        string     // the last refusal
+	// opened is the table the editor was opened on (its sample moves
+	// with a rename); rename is the open rename field, nil when none.
+	opened string
+	rename *renameField
+}
+
+// renameField is the text field of a rename: of the column, or (table)
+// of its table, prefilled with the current name and checked as one types.
+type renameField struct {
+	table bool
+	value string
+	form  *huh.Form
 }
 
 // commonCurrencies are offered after the column's own and the sample's.
 var commonCurrencies = []string{"KRW", "USD", "EUR", "JPY", "CNY", "GBP", "CHF"}
 
-func editKeys() []ui.Binding {
+// editKeys are the edit screen's keys; in a rename field, its own.
+func (s *gate3Screen) editKeys() []ui.Binding {
+	rk := ui.DefaultRenameKeys()
+	if ed := s.edit.ed; ed != nil && ed.rename != nil {
+		keep := rk.Keep
+		if p := ed.renameProblem(s.edit.lake); p != "" {
+			keep = keep.Disable(p)
+		}
+		return []ui.Binding{keep, rk.Cancel}
+	}
+	if err := s.edit.lakeErr; err != nil {
+		why := "the lake could not be read (" + err.Error() + ")"
+		rk.Column, rk.Table = rk.Column.Disable(why), rk.Table.Disable(why)
+	}
 	return []ui.Binding{ui.NewBinding("↑/↓", "field", "up", "down"), ui.NewBinding("space", "toggle", "space"),
-		ui.NewBinding("←/→", "change", "left", "right"), ui.NewBinding("enter", "keep the edits", "enter"), ui.NewBinding("esc", "drop them", "esc")}
+		ui.NewBinding("←/→", "change", "left", "right"), rk.Column, rk.Table,
+		ui.NewBinding("enter", "keep the edits", "enter"), ui.NewBinding("esc", "drop them", "esc")}
+}
+
+// openRename opens the rename field of the column, or of its table.
+func (s *gate3Screen) openRename(table bool) tea.Cmd {
+	ed := s.edit.ed
+	r := &renameField{table: table, value: ed.col}
+	if table {
+		r.value = ed.table
+	}
+	in := huh.NewInput().Value(&r.value).CharLimit(128)
+	r.form = huh.NewForm(huh.NewGroup(in)).WithTheme(ui.HuhTheme(s.theme)).WithKeyMap(ui.HuhKeyMap()).
+		WithShowHelp(false).WithShowErrors(false).WithWidth(max(10, s.w-4))
+	ed.rename, ed.msg = r, ""
+	return r.form.Init()
+}
+
+// renameProblem is why the name typed cannot be taken ("" when it can).
+func (ed *gate3Editor) renameProblem(lake gates.Lake) string {
+	r := ed.rename
+	v := strings.TrimSpace(r.value)
+	if r.table {
+		return gates.CheckTableName(ed.draft, ed.table, v, lake)
+	}
+	return gates.CheckColumnName(ed.tbl(), ed.col, v)
+}
+
+// renameKey handles a key of the rename field.
+func (s *gate3Screen) renameKey(msg tea.KeyPressMsg) tea.Cmd {
+	ed, rk := s.edit.ed, ui.DefaultRenameKeys()
+	r := ed.rename
+	switch {
+	case rk.Cancel.Pressed(msg):
+		ed.rename = nil
+		return nil
+	case rk.Keep.Pressed(msg):
+		v := strings.TrimSpace(r.value)
+		if p := ed.renameProblem(s.edit.lake); p != "" {
+			ed.msg = p
+			return nil
+		}
+		if (r.table && v == ed.table) || (!r.table && v == ed.col) {
+			ed.msg, ed.rename = "", nil // the name kept
+			return nil
+		}
+		e := gates.Edit{Table: ed.table, Column: ed.col, Field: "name", Value: v}
+		field := "name"
+		if r.table {
+			e.Column, field = "", "table name"
+		}
+		what, err := gates.ApplyEditIn(ed.draft, e, s.edit.lake)
+		if err != nil {
+			ed.msg = err.Error()
+			return nil
+		}
+		if r.table {
+			ed.table = v
+		} else {
+			ed.col = v
+		}
+		ed.msg, ed.rename = "", nil
+		ed.done = append(ed.done, editDone{field, what})
+		return nil
+	}
+	ed.msg = ""
+	_, cmd := r.form.Update(msg)
+	return cmd
 }
 
 // refreshHeadlines recomputes the warnings for tables whose sampled rows
@@ -120,7 +221,7 @@ func (s *gate3Screen) openEdit() {
 		s.msg, s.msgOK = "cannot edit: "+err.Error(), false
 		return
 	}
-	ed := &gate3Editor{draft: draft, table: tn, col: c.Name}
+	ed := &gate3Editor{draft: draft, table: tn, col: c.Name, opened: tn}
 	ed.candidates = gates.FormatCandidates(c, gates.SampleColumn(s.edit.evidence[tn], c))
 	s.edit.ed = ed
 	s.mode = g3Edit
@@ -300,9 +401,23 @@ func (ed *gate3Editor) change(d int, ev *gates.TableEvidence) {
 }
 
 // editKey handles a key of the edit screen.
-func (s *gate3Screen) editKey(msg tea.KeyPressMsg) {
+func (s *gate3Screen) editKey(msg tea.KeyPressMsg) tea.Cmd {
 	ed := s.edit.ed
-	ev := s.edit.evidence[ed.table]
+	if ed.rename != nil {
+		return s.renameKey(msg)
+	}
+	ev := s.edit.evidence[ed.opened]
+	rk := ui.DefaultRenameKeys()
+	if s.edit.lakeErr != nil && (rk.Column.Pressed(msg) || rk.Table.Pressed(msg)) {
+		ed.msg = "cannot rename: the lake could not be read (" + s.edit.lakeErr.Error() + "); a rename must know whether the table is there"
+		return nil
+	}
+	switch {
+	case rk.Column.Pressed(msg):
+		return s.openRename(false)
+	case rk.Table.Pressed(msg):
+		return s.openRename(true)
+	}
 	switch msg.String() {
 	case "up", "k":
 		ed.cur = max(0, ed.cur-1)
@@ -317,9 +432,21 @@ func (s *gate3Screen) editKey(msg tea.KeyPressMsg) {
 	case "enter":
 		s.mode, s.edit.ed = g3Browse, nil
 		if len(ed.done) == 0 {
-			return
+			return nil
 		}
 		s.work = ed.draft
+		if ed.table != ed.opened {
+			if ev, ok := s.edit.evidence[ed.opened]; ok {
+				delete(s.edit.evidence, ed.opened)
+				s.edit.evidence[ed.table] = ev
+			}
+		}
+		s.reindex()
+		for i, it := range s.items {
+			if it.table == ed.table && s.work.Tables[it.table].Columns[it.col].Name == ed.col {
+				s.cur, s.follow = i, true
+			}
+		}
 		var what []string
 		for _, d := range ed.done {
 			what = append(what, d.what)
@@ -329,6 +456,7 @@ func (s *gate3Screen) editKey(msg tea.KeyPressMsg) {
 		s.mode, s.edit.ed = g3Browse, nil
 		s.msg, s.msgOK = "edit dropped: nothing changed", false
 	}
+	return nil
 }
 
 // renderEdit is the edit screen.
@@ -336,14 +464,37 @@ func (s *gate3Screen) renderEdit() string {
 	t := s.theme
 	ed := s.edit.ed
 	c, tb := ed.column(), ed.tbl()
-	ev := s.edit.evidence[ed.table]
+	ev := s.edit.evidence[ed.opened]
 	var out []string
 	add := func(l ...string) {
 		for _, x := range l {
 			out = append(out, ui.Fit(x, s.w))
 		}
 	}
-	add(t.Title.Render("Gate 3 · edit "+ui.Sanitize(ed.table+"."+ed.col)), "")
+	add(t.Title.Render("Gate 3 · edit "+ui.Sanitize(ed.table+"."+ed.col))+t.Muted.Render(ui.Sanitize(" · source column "+c.Header())), "")
+	if r := ed.rename; r != nil {
+		what := "column " + ed.table + "." + ed.col
+		if r.table {
+			what = "table " + ed.table
+		}
+		add(t.Text.Bold(true).Render("Rename " + ui.Sanitize(what) + " (the source keeps its name):"))
+		if r.form != nil {
+			for _, l := range strings.Split(strings.TrimRight(r.form.View(), "\n "), "\n") {
+				add("  " + l)
+			}
+		}
+		switch p := ed.renameProblem(s.edit.lake); {
+		case p != "":
+			add(t.Failed.Render(ui.StatusFailed.Glyph()) + " " + ui.Sanitize(p))
+		case r.table:
+			add(t.OK.Render(ui.StatusOK.Glyph()) + ui.Sanitize(" the rows still come from "+gates.SourceOf(tb)+"; references to the table move with it"))
+		case s.edit.lake[ed.table] != nil && slices.Contains(s.edit.lake[ed.table], ed.col) && c.RenamedFrom == "":
+			add(t.OK.Render(ui.StatusOK.Glyph()) + ui.Sanitize(" the load reads source column "+c.Header()+"; the lake's column "+ed.col+" is renamed by schema evolution (values kept)"))
+		default:
+			add(t.OK.Render(ui.StatusOK.Glyph()) + ui.Sanitize(" the load still reads source column "+c.Header()+"; key, partition, checks and references move with the name"))
+		}
+		add("")
+	}
 	typ, _ := c.ParsedType()
 	cursor := 0
 	line := func(label, value string) {
@@ -427,12 +578,14 @@ func (s *gate3Screen) renderEdit() string {
 		out = out[:max(1, s.h-1)]
 	}
 	switch {
+	case ed.rename != nil && ed.msg == "":
+		out = append(out, ui.Fit(t.Muted.Render("type the new name: enter renames, esc keeps the name"), s.w))
 	case ed.msg != "":
 		out = append(out, ui.Fit(t.Failed.Render(ui.StatusFailed.Glyph())+" "+ui.Sanitize(ed.msg), s.w))
 	case len(ed.done) > 0:
 		out = append(out, ui.Fit(t.Muted.Render(ui.Sanitize(fmt.Sprintf("%d edit(s): %s — enter keeps them", len(ed.done), ed.done[len(ed.done)-1].what))), s.w))
 	default:
-		out = append(out, ui.Fit(t.Muted.Render("space picks a format or toggles; ←/→ changes a value; enter keeps the edits, esc drops them"), s.w))
+		out = append(out, ui.Fit(t.Muted.Render("space picks a format or toggles; ←/→ changes a value; n renames the column, N the table; enter keeps the edits, esc drops them"), s.w))
 	}
 	return strings.Join(out, "\n")
 }

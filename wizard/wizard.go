@@ -45,12 +45,16 @@ type Deps struct {
 	// lake (flow.CheckEvolution): a change their data cannot follow is
 	// refused at approval, as `lima-tui approve` refuses it.
 	Evolution func(ctx context.Context, ws flow.Workspace, p *plan.Plan) ([]gates.Finding, error)
+	// Lake lists the tables already in the lake (flow.LakeTables), which
+	// gate 3's renames need: a table in the lake keeps its name, a column
+	// of one is renamed by schema evolution.
+	Lake func(ctx context.Context, ws flow.Workspace, p *plan.Plan) (gates.Lake, error)
 }
 
 // DefaultDeps call flow.
 func DefaultDeps() Deps {
 	return Deps{Preconditions: flow.Preconditions, Run: flow.Run, Now: time.Now, Propose: proposeModel, MachineZone: MachineZone,
-		OpenLedger: flow.OpenLedger, TeardownInventory: flow.TeardownInventory, Teardown: flow.Teardown, Replay: replay,
+		OpenLedger: flow.OpenLedger, Lake: flow.LakeTables, TeardownInventory: flow.TeardownInventory, Teardown: flow.Teardown, Replay: replay,
 		Evolution: func(ctx context.Context, ws flow.Workspace, p *plan.Plan) ([]gates.Finding, error) {
 			return flow.CheckEvolution(ctx, ws, p, nil)
 		}}
@@ -163,6 +167,9 @@ func New(o Options) *Model {
 	}
 	if o.Deps.Propose == nil {
 		o.Deps.Propose = proposeModel
+	}
+	if o.Deps.Lake == nil {
+		o.Deps.Lake = flow.LakeTables
 	}
 	if o.Deps.MachineZone == nil {
 		o.Deps.MachineZone = MachineZone

@@ -30,7 +30,7 @@ func cmdPropose(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	rows := fs.Int64("rows", 100_000, "read at most this many data rows per table")
 	asJSON := fs.Bool("json", false, "JSON output")
 	var sets multi
-	fs.Var(&sets, "set", "edit the model as gate 3's findings suggest, e.g. orders.order_date.format=dd/MM/yyyy, .formats=a,b, .type=decimal(12,2), .currency=KRW, .required=true, .references=t.col, orders.key=a,b, orders.partition=month(col)|none (repeatable; with --write recorded in the plan)")
+	fs.Var(&sets, "set", "edit the model as gate 3's findings suggest, e.g. orders.order_date.format=dd/MM/yyyy, .formats=a,b, .type=decimal(12,2), .currency=KRW, .required=true, .references=t.col, .name=new_name (renames the column, its source name kept), orders.key=a,b, orders.partition=month(col)|none, orders.name=new_name (renames the table) (repeatable; with --write recorded in the plan)")
 	if err := fs.Parse(args); err != nil {
 		return parseExit(err)
 	}
@@ -47,7 +47,7 @@ func cmdPropose(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return proposeModel(ctx, p, ws, *planPath, *rows, *write, *asJSON, sets, stdout, stderr)
 	}
 	if len(sets) > 0 {
-		return editModel(p, *planPath, *write, sets, stdout, stderr)
+		return editModel(ctx, p, ws, *planPath, *write, sets, stdout, stderr)
 	}
 	var profiles []*run.TableProfile
 	changed := false
@@ -121,7 +121,13 @@ func proposeModel(ctx context.Context, p *plan.Plan, ws flow.Workspace, planPath
 	if err != nil {
 		return fail(stderr, err)
 	}
-	edits, err := gates.ApplyEdits(pr.Plan, sets)
+	withTables := *p // the plan's lake, the proposal's tables
+	withTables.Tables = pr.Plan.Tables
+	lake, err := lakeFor(ctx, ws, &withTables, sets)
+	if err != nil {
+		return editRefused(stderr, err)
+	}
+	edits, err := pr.ApplyEdits(sets, lake)
 	if err != nil {
 		return editRefused(stderr, err)
 	}
@@ -345,8 +351,12 @@ func clip(s string, n int) string {
 
 // editModel applies --set edits to a plan that has its tables: printed,
 // and with --write recorded (the data model must then be approved again).
-func editModel(p *plan.Plan, planPath string, write bool, sets []string, stdout, stderr io.Writer) int {
-	edits, err := gates.ApplyEdits(p, sets)
+func editModel(ctx context.Context, p *plan.Plan, ws flow.Workspace, planPath string, write bool, sets []string, stdout, stderr io.Writer) int {
+	lake, err := lakeFor(ctx, ws, p, sets)
+	if err != nil {
+		return editRefused(stderr, err)
+	}
+	edits, err := gates.ApplyEditsIn(p, sets, lake)
 	if err != nil {
 		return editRefused(stderr, err)
 	}
@@ -365,6 +375,19 @@ func editModel(p *plan.Plan, planPath string, write bool, sets []string, stdout,
 	}
 	fmt.Fprintf(stderr, "lima: edits written to %s; approve the data model again: lima-tui approve --gate data-model --by NAME\n", ui.Sanitize(planPath))
 	return exitOK
+}
+
+// lakeFor reads the lake's tables when an edit renames (a rename must
+// know whether the table or column is already in the lake).
+func lakeFor(ctx context.Context, ws flow.Workspace, p *plan.Plan, sets []string) (gates.Lake, error) {
+	if !gates.HasRename(sets) {
+		return nil, nil
+	}
+	lake, err := flow.LakeTables(ctx, ws, p)
+	if err != nil {
+		return nil, fmt.Errorf("%w: a rename needs to know which tables are in the lake, and the lake could not be read: %v", gates.ErrEdit, err)
+	}
+	return lake, nil
 }
 
 // editRefused reports a --set that cannot apply (exit 2, nothing written).

@@ -191,3 +191,30 @@ func lexExpr(s string) ([]exprTok, error) {
 	}
 	return out, nil
 }
+
+// RenameExprColumn rewrites the expression s with column old named new;
+// literals, operators and the other columns are kept as written (spacing
+// is normalized to one space between tokens). s unchanged when it does
+// not read old.
+func RenameExprColumn(s, old, new string) (string, error) {
+	toks, err := lexExpr(s)
+	if err != nil {
+		return "", err
+	}
+	found := false
+	parts := make([]string, len(toks))
+	for i, t := range toks {
+		switch {
+		case t.str:
+			parts[i] = "'" + strings.ReplaceAll(t.text, "'", "''") + "'"
+		case i%4 != 1 && i%4 != 3 && !t.op && !t.num && !t.nul && t.text == old: // an operand, not and / or
+			parts[i], found = new, true
+		default:
+			parts[i] = t.text
+		}
+	}
+	if !found {
+		return s, nil
+	}
+	return strings.Join(parts, " "), nil
+}

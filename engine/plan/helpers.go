@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -246,4 +247,18 @@ func (c *Check) Label() string {
 func (s *Source) IsDatabase() bool {
 	return s != nil && (s.Kind == SourcePostgres || s.Kind == SourceMySQL || s.Kind == SourceSQLite ||
 		s.Kind == SourceSQLServer || s.Kind == SourceOracle)
+}
+
+// CheckName returns "" when s may name a table or a column of a plan,
+// else what is wrong with it (the rule Validate applies).
+func CheckName(s string) string {
+	switch {
+	case s == "":
+		return "empty; " + nameHelp
+	case len(s) > maxNameLen:
+		return fmt.Sprintf("%q is longer than %d characters", s, maxNameLen)
+	case !nameRE.MatchString(s):
+		return fmt.Sprintf("%q is not allowed; %s", s, nameHelp)
+	}
+	return ""
 }

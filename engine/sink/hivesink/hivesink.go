@@ -884,3 +884,30 @@ func (s *Sink) HasLoad(ctx context.Context, namespace, name, loadID string) (boo
 	_, ok := findLoad(ms, loadID)
 	return ok, nil
 }
+
+// TableColumns reads the columns a table was created with (its
+// _lima/table.json); ok false when the table does not exist.
+func (s *Sink) TableColumns(namespace, name string) (cols []string, ok bool, err error) {
+	if err := safeName(namespace); err != nil {
+		return nil, false, err
+	}
+	if err := safeName(name); err != nil {
+		return nil, false, err
+	}
+	t := &Table{s: s, root: s.TableLocation(namespace, name)}
+	b, err := t.readFile(t.root + "/_lima/table.json")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	var meta tableMeta
+	if err := json.Unmarshal(b, &meta); err != nil {
+		return nil, false, fmt.Errorf("hivesink: table %s: %w", name, err)
+	}
+	for _, c := range meta.Columns {
+		cols = append(cols, c.Name)
+	}
+	return cols, true, nil
+}
