@@ -98,6 +98,11 @@ func newParquetReader(ctx context.Context, f *os.File, name string) (pr *parquet
 // Columns returns the schema's top-level field names.
 func (p *parquetReader) Columns() []string { return p.columns }
 
+// NumRows is the number of rows the file's metadata declares: readers of
+// Parquet have the optional capability interface{ NumRows() int64 }, so
+// that a sampler can count a file's rows without reading them.
+func (p *parquetReader) NumRows() int64 { return p.pf.NumRows() }
+
 // Next returns the next row.
 func (p *parquetReader) Next() (row source.Row, err error) {
 	if p.err != nil {

@@ -1,0 +1,79 @@
+package files
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// resyncCSV generates a CSV whose quoted notes hold line breaks, commas,
+// doubled quotes and whole lines that look like records; it returns the
+// bytes and the offset at which each record starts (its ground truth).
+func resyncCSV(seed uint64, rows int) ([]byte, map[int]bool) {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	var b bytes.Buffer
+	starts := map[int]bool{}
+	b.WriteString("id,note,amount\r\n")
+	for i := 0; i < rows; i++ {
+		starts[b.Len()] = true
+		var note string
+		switch rng.IntN(5) {
+		case 0:
+			note = "plain"
+		case 1:
+			note = fmt.Sprintf("\"line one\n%d,\"\"looks\"\",1.5\nline three\"", 900000+i)
+		case 2:
+			note = "\"a, b\n\n\"\"quoted\"\"\n\""
+		case 3:
+			note = fmt.Sprintf("\"%s\"", strings.Repeat("x,\n", rng.IntN(4)))
+		default:
+			note = `"ends with a quote """`
+		}
+		end := "\n"
+		if rng.IntN(3) == 0 {
+			end = "\r\n"
+		}
+		fmt.Fprintf(&b, "%d,%s,%d.%02d%s", i, note, rng.IntN(1000), rng.IntN(100), end)
+	}
+	starts[b.Len()] = true // the end: no record, but a boundary
+	return b.Bytes(), starts
+}
+
+// TestResyncFindsTrueRecordStarts: from any offset, the record start
+// Resync returns is one a reader from the start of the file finds (the
+// generator's), never a line inside a quoted field.
+func TestResyncFindsTrueRecordStarts(t *testing.T) {
+	for seed := uint64(1); seed <= 5; seed++ {
+		data, starts := resyncCSV(seed, 3000)
+		rng := rand.New(rand.NewPCG(seed, 11))
+		found := 0
+		const tries = 2000
+		for k := 0; k < tries; k++ {
+			off := rng.IntN(len(data) - 1)
+			win := data[off:min(len(data), off+4096)]
+			pos, ok := Resync(win, ',', '"')
+			if !ok {
+				continue
+			}
+			found++
+			if !starts[off+pos] {
+				t.Fatalf("seed %d: from offset %d Resync gave %d, not a record start (%q)", seed, off, off+pos, data[off+pos:min(len(data), off+pos+40)])
+			}
+		}
+		if found < tries*9/10 {
+			t.Errorf("seed %d: a record start found from %d of %d offsets; want nearly all", seed, found, tries)
+		}
+	}
+}
+
+// TestResyncGivesUpWithoutALineEnd: a window without a line feed, or one
+// that ends inside the first line, has no proven start.
+func TestResyncGivesUpWithoutALineEnd(t *testing.T) {
+	for _, b := range []string{"", "abc", "a,b\nc,d", `"x` + "\n" + `y`} {
+		if _, ok := Resync([]byte(b), ',', '"'); ok {
+			t.Errorf("%q: a start found", b)
+		}
+	}
+}
