@@ -13,12 +13,21 @@ import "bytes"
 // It returns false when the readings do not meet within b (read the unit
 // through instead). b must be UTF-8 or a single-byte encoding (no trail
 // byte can be a delimiter, a quote or a line feed).
-func Resync(b []byte, delim, quote byte) (int, bool) {
+//
+// When no quote follows b's first line feed for QuoteFreeProof bytes (or
+// up to the end of the unit: final), the reading inside a quoted field is
+// dismissed, and the record start is just after that line feed: a quoted
+// field would have to run on that long without a quote, from before b
+// began (or stay unterminated). Plain fields are so read from any place.
+func Resync(b []byte, delim, quote byte, final bool) (int, bool) {
 	nl := bytes.IndexByte(b, '\n')
 	if nl < 0 {
 		return 0, false
 	}
 	pos := nl + 1
+	if q := bytes.IndexByte(b[pos:], quote); pos < len(b) && (q >= QuoteFreeProof || (q < 0 && (final || len(b)-pos >= QuoteFreeProof))) {
+		return pos, true
+	}
 	a, q := stFieldStart, stQuoted // a record starts here; inside quotes
 	for pos < len(b) {
 		nl := bytes.IndexByte(b[pos:], '\n')
@@ -41,3 +50,7 @@ func Resync(b []byte, delim, quote byte) (int, bool) {
 	}
 	return 0, false
 }
+
+// QuoteFreeProof is how many bytes without a quote Resync takes to rule
+// out that they are all inside one quoted field.
+const QuoteFreeProof = 64 << 10

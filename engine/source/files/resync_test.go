@@ -53,7 +53,7 @@ func TestResyncFindsTrueRecordStarts(t *testing.T) {
 		for k := 0; k < tries; k++ {
 			off := rng.IntN(len(data) - 1)
 			win := data[off:min(len(data), off+4096)]
-			pos, ok := Resync(win, ',', '"')
+			pos, ok := Resync(win, ',', '"', off+4096 >= len(data))
 			if !ok {
 				continue
 			}
@@ -72,8 +72,30 @@ func TestResyncFindsTrueRecordStarts(t *testing.T) {
 // that ends inside the first line, has no proven start.
 func TestResyncGivesUpWithoutALineEnd(t *testing.T) {
 	for _, b := range []string{"", "abc", "a,b\nc,d", `"x` + "\n" + `y`} {
-		if _, ok := Resync([]byte(b), ',', '"'); ok {
+		if _, ok := Resync([]byte(b), ',', '"', false); ok {
 			t.Errorf("%q: a start found", b)
 		}
+	}
+}
+
+// TestResyncPlainFields: in a window of plain fields (no quote), the start
+// is the line after the first line feed once the window is long enough to
+// rule out one quoted field, or reaches the end of the unit.
+func TestResyncPlainFields(t *testing.T) {
+	var b bytes.Buffer
+	for i := 0; b.Len() < QuoteFreeProof+100; i++ {
+		fmt.Fprintf(&b, "%d,2024-01-01,%d.50\n", i, i%97)
+	}
+	data := b.Bytes()
+	nl := bytes.IndexByte(data[5:], '\n') + 6
+	if pos, ok := Resync(data[5:], ',', '"', false); !ok || pos+5 != nl {
+		t.Errorf("long window: %d %v, want %d", pos+5, ok, nl)
+	}
+	short := data[5:200]
+	if _, ok := Resync(short, ',', '"', false); ok {
+		t.Error("a short window without a quote: a start found, yet it may lie in one quoted field")
+	}
+	if pos, ok := Resync(data[len(data)-100:], ',', '"', true); !ok || data[len(data)-100+pos-1] != '\n' {
+		t.Errorf("the end of the unit: %d %v", pos, ok)
 	}
 }
