@@ -1,0 +1,264 @@
+package gates
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lima-lake/lima/engine/source"
+	"github.com/lima-lake/lima/engine/source/files"
+)
+
+// wantGranularity is the partition rule computed from a generator's own
+// truth: the finest of day, month and year whose parts would each hold
+// minBytes of the input's bytes, over the whole input's span.
+func wantGranularity(bytes int64, lo, hi time.Time, minBytes int64) string {
+	days := math.Floor(hi.Sub(lo).Hours()/24) + 1
+	for _, g := range []struct {
+		name  string
+		parts float64
+	}{{"day", days}, {"month", math.Max(1, days/30.4)}, {"year", math.Max(1, days/365.25)}} {
+		if float64(bytes)/g.parts >= float64(minBytes) {
+			return g.name
+		}
+	}
+	return ""
+}
+
+// TestProposeSpanFromWholeInput: twelve monthly files, each starting with
+// hundreds of carried-over January rows and then the rows of its month.
+// Read from their first rows only, the input spans January and gets
+// day(); read at their first, last and random rows it spans the year and
+// gets month(). The finding counts the files sampled; the row estimate is
+// near the generator's count. Several seeds.
+func TestProposeSpanFromWholeInput(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 42))
+			fs := map[string]string{}
+			var total int64
+			var lo, hi time.Time
+			var bytes int64
+			id := 0
+			for m := 1; m <= 12; m++ {
+				var b strings.Builder
+				b.WriteString("order_id,order_date,amount\n")
+				carry := 200 + rng.IntN(100)
+				rows := 1500 + rng.IntN(1500)
+				for i := 0; i < carry+rows; i++ {
+					d := time.Date(2025, 1, 1+rng.IntN(31), 0, 0, 0, 0, time.UTC)
+					if i >= carry {
+						days := time.Date(2025, time.Month(m)+1, 0, 0, 0, 0, 0, time.UTC).Day()
+						d = time.Date(2025, time.Month(m), 1+(i-carry)*days/rows, 0, 0, 0, 0, time.UTC)
+					}
+					if lo.IsZero() || d.Before(lo) {
+						lo = d
+					}
+					if d.After(hi) {
+						hi = d
+					}
+					id++
+					fmt.Fprintf(&b, "%d,%s,%d.%02d\n", id, d.Format(time.DateOnly), rng.IntN(500), rng.IntN(100))
+					total++
+				}
+				fs[fmt.Sprintf("orders_2025-%02d.csv", m)] = b.String()
+				bytes += int64(b.Len())
+			}
+			minBytes := bytes / 100
+			want := wantGranularity(bytes, lo, hi, minBytes) + "(order_date)"
+			dir, p := writeExport(t, fs)
+			o := ProposeOptions{Workspace: dir, MaxRows: 1200, partMinRows: 1000, partMinBytes: minBytes}
+			pr, err := ProposeDataModel(context.Background(), p, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := pr.Plan.Tables["orders"].Partition; !slices.Equal(got, []string{want}) {
+				t.Errorf("partition %v, want %s (the input spans %s … %s)\n%s", got, want, lo.Format(time.DateOnly), hi.Format(time.DateOnly), finding(t, pr.Findings, "orders: partition").Detail)
+			}
+			f := finding(t, pr.Findings, "orders: files")
+			if !strings.Contains(f.Detail, "orders_*.csv matched 12 files; sampled 12 of 12 files (first, last and random rows of each)") {
+				t.Errorf("files finding: %s", f.Detail)
+			}
+			ev := pr.Evidence["orders"]
+			for _, c := range ev.Columns {
+				if c.Profile.Name == "order_date" && !c.TimeMax.Equal(hi) {
+					t.Errorf("latest date read %s, want %s (the last row of the last file)", c.TimeMax.Format(time.DateOnly), hi.Format(time.DateOnly))
+				}
+			}
+			if r := float64(ev.EstRows) / float64(total); r < 0.8 || r > 1.25 {
+				t.Errorf("about %d rows estimated, the files hold %d", ev.EstRows, total)
+			}
+			// Same input, same proposal.
+			again, err := ProposeDataModel(context.Background(), p, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if findingsText(again.Findings) != findingsText(pr.Findings) {
+				t.Errorf("a second proposal differs:\n%s\nvs\n%s", findingsText(again.Findings), findingsText(pr.Findings))
+			}
+		})
+	}
+}
+
+// TestProposeSeesLaterRows: a file whose first rows are clean and whose
+// last third writes some dates as dd.MM.yyyy and some amounts as 12x.50:
+// the proposal pins both date formats and names the amounts held back.
+func TestProposeSeesLaterRows(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 9))
+		var b strings.Builder
+		b.WriteString("event_id,event_date,amount\n")
+		const rows = 30000
+		bad := 0
+		for i := 0; i < rows; i++ {
+			d := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i*700/rows)
+			date, amount := d.Format(time.DateOnly), fmt.Sprintf("%d.%02d", rng.IntN(900), rng.IntN(100))
+			if i >= rows*2/3 {
+				if rng.IntN(3) == 0 {
+					date = d.Format("02.01.2006")
+				}
+				if rng.IntN(150) == 0 {
+					amount, bad = fmt.Sprintf("%dx.50", rng.IntN(90)), bad+1
+				}
+			}
+			fmt.Fprintf(&b, "%d,%s,%s\n", i+1, date, amount)
+		}
+		dir, p := writeExport(t, map[string]string{"events.csv": b.String()})
+		pr, err := ProposeDataModel(context.Background(), p, ProposeOptions{Workspace: dir, MaxRows: 3000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := pr.Plan.Tables["events"].Column("event_date")
+		if c.Type != "date" || len(c.Formats) != 2 || !slices.ContainsFunc(c.Formats, func(f string) bool { return strings.Contains(f, "dd.MM") }) {
+			t.Errorf("seed %d: event_date %s %q; want date with yyyy-MM-dd and dd.MM.yyyy", seed, c.Type, c.Formats)
+		}
+		a, _ := pr.Plan.Tables["events"].Column("amount")
+		f := finding(t, pr.Findings, "events.amount: type")
+		if !strings.HasPrefix(a.Type, "decimal") || f.Status != Warn || !strings.Contains(f.Detail, "x.50") {
+			t.Errorf("seed %d (%d bad amounts in the file): amount %s; %s: %s", seed, bad, a.Type, f.Status, f.Detail)
+		}
+	}
+}
+
+// quotedCSV is a CSV whose second half holds notes with line breaks,
+// commas, doubled quotes and lines that look like records; want maps each
+// id to its row as the file means it.
+func quotedCSV(seed uint64, rows int) (string, map[string][2]string) {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	want := map[string][2]string{}
+	var b strings.Builder
+	b.WriteString("id,note,amount\n")
+	for i := 1; i <= rows; i++ {
+		note, field := "plain", "plain"
+		if i > rows/2 {
+			switch rng.IntN(4) {
+			case 0:
+				note = fmt.Sprintf("first line\n%d,looks like a row,1.00\nthird, with a comma", 100000+i)
+			case 1:
+				note = "said \"no\",\nthen left"
+			case 2:
+				note = strings.Repeat("x\n", 1+rng.IntN(5))
+			}
+			field = `"` + strings.ReplaceAll(note, `"`, `""`) + `"`
+		}
+		amount := fmt.Sprintf("%d.%02d", rng.IntN(100), rng.IntN(100))
+		id := fmt.Sprint(i)
+		want[id] = [2]string{note, amount}
+		fmt.Fprintf(&b, "%s,%s,%s\n", id, field, amount)
+	}
+	return b.String(), want
+}
+
+// TestSampleResyncsInQuotedTail: the random and last rows of a CSV whose
+// tail has quoted line breaks are read as the file means them: every row
+// sampled is a row of the file, field for field, and the last row is among
+// them.
+func TestSampleResyncsInQuotedTail(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		body, want := quotedCSV(seed, 20000)
+		dir, _ := writeExport(t, map[string]string{"notes.csv": body})
+		src := files.New(dir + "/data")
+		units, err := src.List(context.Background(), []string{"notes.csv"})
+		if err != nil || len(units) != 1 {
+			t.Fatal(units, err)
+		}
+		ev, err := ReadEvidence(context.Background(), src, units, source.Options{}, 600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(ev.Sampling, []Sampling{SampledSpread}) {
+			t.Fatalf("seed %d: sampling %v, want spread", seed, ev.Sampling)
+		}
+		ids, notes, amounts := ev.Columns[0].Rows, ev.Columns[1].Rows, ev.Columns[2].Rows
+		late := 0
+		for k, id := range ids {
+			w, ok := want[id]
+			if !ok || w[0] != notes[k] || w[1] != amounts[k] {
+				t.Fatalf("seed %d: sampled row %d (%q, %q, %q) is not a row of the file (want %q)", seed, k, id, notes[k], amounts[k], w)
+			}
+			if n := len(id); n >= 5 || (n == 4 && id > "5000") {
+				late++
+			}
+		}
+		if ev.Rows < 500 || !slices.Contains(ids, "20000") || late < 200 {
+			t.Errorf("seed %d: %d rows, %d from the quoted half, last row read: %v", seed, ev.Rows, late, slices.Contains(ids, "20000"))
+		}
+		if r := float64(ev.EstRows) / 20000; r < 0.7 || r > 1.4 {
+			t.Errorf("seed %d: about %d rows estimated, the file holds 20000", seed, ev.EstRows)
+		}
+	}
+}
+
+// TestProposeSmallTableFromEstimate: the small-table rule counts the rows
+// from the bytes and the rows per byte sampled all through the file. A
+// file of a few thousand wide rows is small; a file of the same size whose
+// first rows are wide and whose other rows are short holds many rows and
+// is partitioned. (The thresholds are scaled down to a few MiB of input.)
+func TestProposeSmallTableFromEstimate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	gen := func(prefix string, wide, short int) (string, int) {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s_id,happened_on,notes\n", prefix)
+		n := wide + short
+		for i := 0; i < n; i++ {
+			d := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i*365/n)
+			notes := "ok"
+			if i < wide {
+				notes = strings.Repeat(string(rune('a'+rng.IntN(26))), 2000)
+			}
+			fmt.Fprintf(&b, "%s%d,%s,%s\n", prefix, i, d.Format(time.DateOnly), notes)
+		}
+		return b.String(), n
+	}
+	few, fewRows := gen("w", 2000, 0)
+	many, manyRows := gen("m", 300, 140000)
+	const minRows, minBytes = 50000, 2 << 20
+	dir, p := writeExport(t, map[string]string{"wide.csv": few, "many.csv": many})
+	pr, err := ProposeDataModel(context.Background(), p, ProposeOptions{Workspace: dir, MaxRows: 300, partMinRows: minRows, partMinBytes: minBytes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 12, 31, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		table string
+		rows  int
+		bytes int
+	}{{"wide", fewRows, len(few)}, {"many", manyRows, len(many)}} {
+		var want []string
+		if tc.rows >= minRows && tc.bytes >= minBytes {
+			want = []string{wantGranularity(int64(tc.bytes), lo, hi, minBytes) + "(happened_on)"}
+		}
+		got := pr.Plan.Tables[tc.table].Partition
+		if !slices.Equal(got, want) {
+			t.Errorf("%s (%d rows, %d bytes): partition %v, want %v: %s", tc.table, tc.rows, tc.bytes, got, want, finding(t, pr.Findings, tc.table+": partition").Detail)
+		}
+		if r := float64(pr.Evidence[tc.table].EstRows) / float64(tc.rows); r < 0.5 || r > 2 {
+			t.Errorf("%s: about %d rows estimated, the file holds %d", tc.table, pr.Evidence[tc.table].EstRows, tc.rows)
+		}
+	}
+}
