@@ -465,8 +465,8 @@ func (us *unitSample) segment(ctx context.Context, ra io.ReaderAt, name, format 
 		r := row
 		pending, pendBytes = &r, int64(len(row.Raw))+lineEnd
 	}
-	if !last {
-		commit()
+	if !last && int64(len(seg.rows)) < n {
+		commit() // a row followed it: it is whole
 	}
 	return seg, nil
 }

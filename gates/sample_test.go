@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/lima-lake/lima/engine/source"
 	"github.com/lima-lake/lima/engine/source/files"
+	"github.com/lima-lake/lima/engine/source/s3src"
+	"github.com/lima-lake/lima/internal/s3test"
 )
 
 // wantGranularity is the partition rule computed from a generator's own
@@ -259,6 +262,41 @@ func TestProposeSmallTableFromEstimate(t *testing.T) {
 		}
 		if r := float64(pr.Evidence[tc.table].EstRows) / float64(tc.rows); r < 0.5 || r > 2 {
 			t.Errorf("%s: about %d rows estimated, the file holds %d", tc.table, pr.Evidence[tc.table].EstRows, tc.rows)
+		}
+	}
+}
+
+// TestSampleS3MatchesLocal: an S3 object is sampled at the same places as
+// the same file in a folder (ranged reads), so the evidence is the same.
+func TestSampleS3MatchesLocal(t *testing.T) {
+	cl := s3test.Client(t)
+	bucket := s3test.Bucket(t, cl)
+	body, _ := quotedCSV(2, 20000)
+	dir, _ := writeExport(t, map[string]string{"notes.csv": body})
+	s3test.PutFile(t, cl, bucket, "exports/notes.csv", filepath.Join(dir, "data", "notes.csv"))
+	s3s, err := s3src.New(cl, "s3://"+bucket+"/exports")
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(src source.Source) *TableEvidence {
+		t.Helper()
+		units, err := src.List(context.Background(), []string{"notes.csv"})
+		if err != nil || len(units) != 1 {
+			t.Fatal(units, err)
+		}
+		ev, err := ReadEvidence(context.Background(), src, units, source.Options{}, 600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ev
+	}
+	local, remote := read(files.New(filepath.Join(dir, "data"))), read(s3s)
+	if !slices.Equal(remote.Sampling, []Sampling{SampledSpread}) || remote.Rows != local.Rows || remote.EstRows != local.EstRows {
+		t.Fatalf("S3: %v, %d rows, about %d; local: %v, %d rows, about %d", remote.Sampling, remote.Rows, remote.EstRows, local.Sampling, local.Rows, local.EstRows)
+	}
+	for i := range local.Columns {
+		if !slices.Equal(remote.Columns[i].Rows, local.Columns[i].Rows) {
+			t.Errorf("column %s: the rows sampled from S3 differ from the local file's", local.Columns[i].Profile.Name)
 		}
 	}
 }
