@@ -31,9 +31,10 @@ import (
 // breaks), and a place where it cannot is left out. Other files (Parquet,
 // xlsx, UTF-16 and multi-byte encodings) are read through, keeping a
 // seeded reservoir of rows and the last rows, up to readThroughFileBytes
-// per file and readThroughTableBytes per table; a file cut off by that
-// budget is named in the finding ("only its first … read"). A file small
-// enough is read whole.
+// per file and readThroughTableBytes per table; a local Parquet file cut
+// off by that budget gives the last rows of its last row group too, any
+// other file so cut is named in the finding ("only the first rows of …").
+// A file small enough is read whole.
 //
 // The file's data rows are counted when it was read whole (or when its
 // metadata says, Parquet), else estimated: the rows of its head and tail
@@ -44,10 +45,13 @@ import (
 const (
 	sampleMinPerFile      = 3
 	sampleSpots           = 8
-	readThroughFileBytes  = 64 << 20
 	readThroughTableBytes = 256 << 20
 	resyncWindow          = 256 << 10
 )
+
+// readThroughFileBytes is how much of one file is read through (a
+// variable for tests).
+var readThroughFileBytes int64 = 64 << 20
 
 // Sampling says how a file was read for gate 3.
 type Sampling string
@@ -218,7 +222,44 @@ func sampleUnit(ctx context.Context, src source.Source, u source.Unit, so source
 			return us, us.seek(ctx, ra, u, so, format, enc, dia, headEnd, headRecs, headN, tailN, randN, tailBytes)
 		}
 	}
-	return us, us.through(ctx, rd, u, headBytes, headRecs, tailN, randN, budget)
+	if err := us.through(ctx, rd, u, headBytes, headRecs, tailN, randN, budget); err != nil {
+		return nil, err
+	}
+	if fs, ok := src.(*files.Source); ok && format == "parquet" && us.how == SampledFirst && us.fr.Status == "read" {
+		// A Parquet file larger than the budget: its last row group too.
+		lg, err := fs.OpenLastRowGroup(ctx, u)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return us, nil
+		}
+		defer lg.Close()
+		var ring [][2][]string
+		var bytes int64
+		for bytes < max(budget-us.read, readThroughFileBytes/4) {
+			row, err := lg.Next()
+			if err != nil {
+				break
+			}
+			us.fr.RowsRead++
+			bytes += rowBytes(row)
+			if row.Kind != source.Data {
+				continue
+			}
+			tmp := unitSample{}
+			tmp.add(row, len(us.cols))
+			if ring = append(ring, tmp.rows[0]); int64(len(ring)) > tailN {
+				ring = ring[1:]
+			}
+		}
+		us.read += bytes
+		if len(ring) > 0 {
+			us.rows = append(us.rows, ring...)
+			us.how = SampledSpread
+		}
+	}
+	return us, nil
 }
 
 // through reads the rest of rd: a seeded reservoir of randN rows and the

@@ -5,11 +5,18 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/lima-lake/lima/engine/source"
 	"github.com/lima-lake/lima/engine/source/files"
@@ -298,5 +305,60 @@ func TestSampleS3MatchesLocal(t *testing.T) {
 		if !slices.Equal(remote.Columns[i].Rows, local.Columns[i].Rows) {
 			t.Errorf("column %s: the rows sampled from S3 differ from the local file's", local.Columns[i].Profile.Name)
 		}
+	}
+}
+
+// TestSampleParquetLastRowGroup: a Parquet file larger than the budget of
+// what is read through gives its first rows and the rows of its last row
+// group (their dates span the whole file), with its row count from the
+// metadata.
+func TestSampleParquetLastRowGroup(t *testing.T) {
+	old := readThroughFileBytes
+	readThroughFileBytes = 16 << 10
+	t.Cleanup(func() { readThroughFileBytes = old })
+	const rows, group = 9000, 3000
+	sc := arrow.NewSchema([]arrow.Field{{Name: "event_id", Type: arrow.PrimitiveTypes.Int64}, {Name: "event_date", Type: arrow.BinaryTypes.String}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	last := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < rows; i++ {
+		d := time.Date(2024, 1, 1+i%28, 0, 0, 0, 0, time.UTC)
+		if i >= rows-group {
+			d = time.Date(2024, 12, 1+i%28, 0, 0, 0, 0, time.UTC)
+		}
+		if d.After(last) {
+			last = d
+		}
+		b.Field(0).(*array.Int64Builder).Append(int64(i + 1))
+		b.Field(1).(*array.StringBuilder).Append(d.Format(time.DateOnly))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "events.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pqarrow.NewFileWriter(sc, f, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(group)), pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	src := files.New(dir)
+	units, err := src.List(context.Background(), []string{"events.parquet"})
+	if err != nil || len(units) != 1 {
+		t.Fatal(units, err)
+	}
+	ev, err := ReadEvidence(context.Background(), src, units, source.Options{}, 600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ev.Sampling, []Sampling{SampledSpread}) || ev.EstRows != rows || !ev.Columns[1].TimeMax.Equal(last) {
+		t.Errorf("sampling %v, %d rows counted, latest date %s; want spread, %d, %s", ev.Sampling, ev.EstRows, ev.Columns[1].TimeMax.Format(time.DateOnly), rows, last.Format(time.DateOnly))
 	}
 }
