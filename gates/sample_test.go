@@ -362,3 +362,55 @@ func TestSampleParquetLastRowGroup(t *testing.T) {
 		t.Errorf("sampling %v, %d rows counted, latest date %s; want spread, %d, %s", ev.Sampling, ev.EstRows, ev.Columns[1].TimeMax.Format(time.DateOnly), rows, last.Format(time.DateOnly))
 	}
 }
+
+// TestSampleNDJSONSpread: an NDJSON file is read at its first, last and
+// random lines too; every row read is a line of the file.
+func TestSampleNDJSONSpread(t *testing.T) {
+	var b strings.Builder
+	const rows = 20000
+	want := map[string]string{}
+	for i := 1; i <= rows; i++ {
+		d := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, (i-1)*365/rows).Format(time.DateOnly)
+		want[fmt.Sprint(i)] = d
+		fmt.Fprintf(&b, "{\"id\": %d, \"day\": %q, \"note\": \"a \\\"quoted\\\" text, with commas\"}\n", i, d)
+	}
+	dir, _ := writeExport(t, map[string]string{"events.ndjson": b.String()})
+	src := files.New(filepath.Join(dir, "data"))
+	units, err := src.List(context.Background(), []string{"events.ndjson"})
+	if err != nil || len(units) != 1 {
+		t.Fatal(units, err)
+	}
+	ev, err := ReadEvidence(context.Background(), src, units, source.Options{}, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ev.Sampling, []Sampling{SampledSpread}) || ev.Columns[1].TimeMax.Format(time.DateOnly) != want[fmt.Sprint(rows)] {
+		t.Fatalf("sampling %v, latest %s", ev.Sampling, ev.Columns[1].TimeMax)
+	}
+	for k, id := range ev.Columns[0].Rows {
+		if want[id] != ev.Columns[1].Rows[k] || ev.Columns[2].Rows[k] != `a "quoted" text, with commas` {
+			t.Fatalf("row %d: %q %q %q is not a line of the file", k, id, ev.Columns[1].Rows[k], ev.Columns[2].Rows[k])
+		}
+	}
+	if r := float64(ev.EstRows) / rows; r < 0.9 || r > 1.1 {
+		t.Errorf("about %d rows estimated, the file holds %d", ev.EstRows, rows)
+	}
+}
+
+// TestSampledText: the files finding says how each file was read, and
+// names the files read in part or not at all.
+func TestSampledText(t *testing.T) {
+	for _, tc := range []struct {
+		how  []Sampling
+		want string
+	}{
+		{[]Sampling{SampledSpread, SampledSpread}, "sampled 2 of 2 files (first, last and random rows of each)"},
+		{[]Sampling{SampledWhole, SampledSpread, SampledNone}, "sampled 2 of 3 files (first, last and random rows of 1; every row of 1); not sampled: c.csv"},
+		{[]Sampling{SampledFirst, SampledSpread}, "sampled 2 of 2 files (first, last and random rows of 1; only the first rows of a.csv (no random access, read through up to 64.0 MiB))"},
+	} {
+		ev := &TableEvidence{Units: []string{"a.csv", "b.csv", "c.csv"}[:len(tc.how)], Sampling: tc.how}
+		if got := sampledText(ev); got != tc.want {
+			t.Errorf("%v:\n got %s\nwant %s", tc.how, got, tc.want)
+		}
+	}
+}
