@@ -219,7 +219,7 @@ func sampleUnit(ctx context.Context, src source.Source, u source.Unit, so source
 		if ra, done, ok := randomAccess(ctx, src, u); ok {
 			defer done()
 			rd.Close()
-			return us, us.seek(ctx, ra, u, so, format, enc, dia, headEnd, headRecs, headN, tailN, randN, tailBytes)
+			return us, us.seek(ctx, ra, u, so, format, enc, dia, headEnd, headRecs, avg, tailN, randN, tailBytes)
 		}
 	}
 	if err := us.through(ctx, rd, u, headBytes, headRecs, tailN, randN, budget); err != nil {
@@ -351,8 +351,7 @@ func (us *unitSample) through(ctx context.Context, rd source.RowReader, u source
 // seek reads the unit's tail and randN rows at seeded-random places
 // between its head and its tail.
 func (us *unitSample) seek(ctx context.Context, ra io.ReaderAt, u source.Unit, so source.Options, format, enc string, dia files.Dialect,
-	headEnd, headRecs, headN, tailN, randN, tailBytes int64) error {
-	_ = headN
+	headEnd, headRecs, avg, tailN, randN, tailBytes int64) error {
 	size := u.Size
 	tailStart := size - tailBytes
 	spots := min(int64(sampleSpots), randN)
@@ -377,7 +376,7 @@ func (us *unitSample) seek(ctx context.Context, ra io.ReaderAt, u source.Unit, s
 		if int64(k) < randN%spots {
 			n++
 		}
-		seg, err := us.segment(ctx, ra, u.Name, format, opts, off, end, size, n, false)
+		seg, err := us.segment(ctx, ra, u.Name, format, opts, off, end, size, n, n*avg*4+16<<10, false)
 		if err != nil {
 			return err
 		}
@@ -386,7 +385,7 @@ func (us *unitSample) seek(ctx context.Context, ra io.ReaderAt, u source.Unit, s
 		}
 		middle = append(middle, seg.rows...)
 	}
-	tail, err := us.segment(ctx, ra, u.Name, format, opts, tailStart, size, size, tailN, true)
+	tail, err := us.segment(ctx, ra, u.Name, format, opts, tailStart, size, size, tailN, 0, true)
 	if err != nil {
 		return err
 	}
@@ -420,25 +419,32 @@ type segment struct {
 }
 
 // segment reads up to n data rows from the first record at or after off,
-// stopping at end; last keeps the last n rows of the rest of the unit
+// stopping at end, or hint bytes after that record when hint is set; last keeps the last n rows of the rest of the unit
 // instead. A record that runs past end (cut by the section) is dropped.
-func (us *unitSample) segment(ctx context.Context, ra io.ReaderAt, name, format string, opts source.Options, off, end, size, n int64, last bool) (segment, error) {
+func (us *unitSample) segment(ctx context.Context, ra io.ReaderAt, name, format string, opts source.Options, off, end, size, n, hint int64, last bool) (segment, error) {
 	var seg segment
-	win := make([]byte, min(int64(resyncWindow), size-off))
-	got, err := ra.ReadAt(win, off)
-	if err != nil && !errors.Is(err, io.EOF) {
-		if ctx.Err() != nil {
-			return seg, ctx.Err()
-		}
-		return seg, nil // a place that cannot be read is left out
-	}
-	win = win[:got]
+	var win []byte
 	var start int
-	if format == "ndjson" {
-		start = strings.IndexByte(string(win), '\n') + 1
-		seg.ok = start > 0
-	} else {
-		start, seg.ok = files.Resync(win, byte(delimOf(opts.Delimiter)), byte(opts.Quote), off+int64(len(win)) >= size)
+	// A short window first; a longer one when it holds no proven start.
+	for _, w := range []int64{files.QuoteFreeProof + 16<<10, resyncWindow} {
+		win = make([]byte, min(w, size-off))
+		got, err := ra.ReadAt(win, off)
+		if err != nil && !errors.Is(err, io.EOF) {
+			if ctx.Err() != nil {
+				return seg, ctx.Err()
+			}
+			return seg, nil // a place that cannot be read is left out
+		}
+		win = win[:got]
+		if format == "ndjson" {
+			start = strings.IndexByte(string(win), '\n') + 1
+			seg.ok = start > 0
+		} else {
+			start, seg.ok = files.Resync(win, byte(delimOf(opts.Delimiter)), byte(opts.Quote), off+int64(len(win)) >= size)
+		}
+		if seg.ok || off+int64(len(win)) >= size {
+			break
+		}
 	}
 	if !seg.ok {
 		return seg, nil
@@ -451,6 +457,9 @@ func (us *unitSample) segment(ctx context.Context, ra io.ReaderAt, name, format 
 	if from >= end {
 		seg.ok = false
 		return seg, nil
+	}
+	if hint > 0 {
+		end = min(end, from+hint) // about the bytes of n rows, and more
 	}
 	rd, err := files.OpenStream(ctx, io.NewSectionReader(ra, from, end-from), name, format, opts)
 	if err != nil {
