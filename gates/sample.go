@@ -533,11 +533,15 @@ func delimOf(d rune) rune {
 // finding: "sampled 12 of 12 files (first, last and random rows of
 // each)", and the files that were not.
 func sampledText(ev *TableEvidence) string {
-	var spread, whole, first, none []string
+	var spread, whole, first, broken, none []string
 	for i, u := range ev.Units {
 		how := SampledNone
 		if i < len(ev.Sampling) {
 			how = ev.Sampling[i]
+		}
+		if how == SampledFirst && i < len(ev.Files) && ev.Files[i].Status != "read" {
+			broken = append(broken, u) // read up to an error
+			continue
 		}
 		switch how {
 		case SampledSpread:
@@ -551,7 +555,7 @@ func sampledText(ev *TableEvidence) string {
 		}
 	}
 	m := len(ev.Units)
-	read := len(spread) + len(whole) + len(first)
+	read := len(spread) + len(whole) + len(first) + len(broken)
 	s := fmt.Sprintf("sampled %d of %d files", read, m)
 	switch {
 	case len(spread) == read:
@@ -568,6 +572,9 @@ func sampledText(ev *TableEvidence) string {
 		}
 		if len(first) > 0 {
 			parts = append(parts, fmt.Sprintf("only the first rows of %s (no random access, read through up to %s)", listFirst(first, 3), mib(readThroughFileBytes)))
+		}
+		if len(broken) > 0 {
+			parts = append(parts, fmt.Sprintf("the rows of %s before a read error", listFirst(broken, 3)))
 		}
 		s += " (" + strings.Join(parts, "; ") + ")"
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/lima-lake/lima/engine/run"
 	"github.com/lima-lake/lima/engine/source"
 	"github.com/lima-lake/lima/engine/source/files"
 	"github.com/lima-lake/lima/engine/source/s3src"
@@ -407,8 +408,16 @@ func TestSampledText(t *testing.T) {
 		{[]Sampling{SampledSpread, SampledSpread}, "sampled 2 of 2 files (first, last and random rows of each)"},
 		{[]Sampling{SampledWhole, SampledSpread, SampledNone}, "sampled 2 of 3 files (first, last and random rows of 1; every row of 1); not sampled: c.csv"},
 		{[]Sampling{SampledFirst, SampledSpread}, "sampled 2 of 2 files (first, last and random rows of 1; only the first rows of a.csv (no random access, read through up to 64.0 MiB))"},
+		{[]Sampling{SampledSpread, SampledFirst}, "sampled 2 of 2 files (first, last and random rows of 1; the rows of b.csv before a read error)"},
 	} {
 		ev := &TableEvidence{Units: []string{"a.csv", "b.csv", "c.csv"}[:len(tc.how)], Sampling: tc.how}
+		for _, u := range ev.Units {
+			st := "read"
+			if u == "b.csv" && tc.how[1] == SampledFirst {
+				st = "unreadable"
+			}
+			ev.Files = append(ev.Files, run.FileResult{Name: u, Status: st})
+		}
 		if got := sampledText(ev); got != tc.want {
 			t.Errorf("%v:\n got %s\nwant %s", tc.how, got, tc.want)
 		}
