@@ -423,3 +423,27 @@ func TestSampledText(t *testing.T) {
 		}
 	}
 }
+
+// TestProposeSamplesEveryFileOnATinyBudget: with fewer rows to read than
+// files, every file still gives its first, last and a random row (it used
+// to be "sampled 6 of 12 files").
+func TestProposeSamplesEveryFileOnATinyBudget(t *testing.T) {
+	fs := map[string]string{}
+	for m := 1; m <= 12; m++ {
+		var b strings.Builder
+		b.WriteString("event_id,happened_on\n")
+		for i := 0; i < 3000; i++ {
+			fmt.Fprintf(&b, "%d,2025-%02d-%02d\n", m*10000+i, m, 1+i%28)
+		}
+		fs[fmt.Sprintf("events_2025-%02d.csv", m)] = b.String()
+	}
+	dir, p := writeExport(t, fs)
+	pr, err := ProposeDataModel(context.Background(), p, ProposeOptions{Workspace: dir, MaxRows: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := finding(t, pr.Findings, "events: files")
+	if !strings.Contains(f.Detail, "matched 12 files; sampled 12 of 12 files (first, last and random rows of each): 36 data rows read") {
+		t.Errorf("files finding: %s", f.Detail)
+	}
+}
