@@ -28,7 +28,9 @@ type ProposeOptions struct {
 	// resolve against it.
 	Workspace string
 	// MaxRows is how many data rows of each table are read (default
-	// 100,000). Uniqueness, spans and profiles cover these rows; when a
+	// 100,000), spread over its files: the first, last and random rows of
+	// each, at least three per file however many files there are (see
+	// sample.go). Uniqueness, spans and profiles cover these rows; when a
 	// table has more, the findings say so.
 	MaxRows int64
 	// Questions are the business questions recorded in gate 1; marts are
