@@ -99,3 +99,46 @@ func TestResyncPlainFields(t *testing.T) {
 		t.Errorf("the end of the unit: %d %v", pos, ok)
 	}
 }
+
+// TestResyncPlainThenQuoted: in long windows over plain rows followed by
+// quoted fields with line breaks (and the other way round), every start
+// found is a true record start.
+func TestResyncPlainThenQuoted(t *testing.T) {
+	quoted, qstarts := resyncCSV(3, 4000)
+	var b bytes.Buffer
+	starts := map[int]bool{}
+	plain := func(n int) {
+		for i := 0; i < n; i++ {
+			starts[b.Len()] = true
+			fmt.Fprintf(&b, "%d,plain note,%d.25\n", i, i%89)
+		}
+	}
+	plain(8000)
+	base := b.Len()
+	body := quoted[bytes.IndexByte(quoted, '\n')+1:] // without its header
+	for off := range qstarts {
+		if off >= len("id,note,amount\r\n") {
+			starts[base+off-len("id,note,amount\r\n")] = true
+		}
+	}
+	b.Write(body)
+	plain(8000)
+	data := b.Bytes()
+	rng := rand.New(rand.NewPCG(3, 4))
+	found := 0
+	for k := 0; k < 1000; k++ {
+		off := rng.IntN(len(data) - 1)
+		win := data[off:min(len(data), off+256<<10)]
+		pos, ok := Resync(win, ',', '"', off+len(win) >= len(data))
+		if !ok {
+			continue
+		}
+		found++
+		if !starts[off+pos] {
+			t.Fatalf("from offset %d Resync gave %d, not a record start (%q)", off, off+pos, data[off+pos:min(len(data), off+pos+40)])
+		}
+	}
+	if found < 900 {
+		t.Errorf("a record start found from %d of 1000 offsets", found)
+	}
+}
