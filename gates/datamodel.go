@@ -38,7 +38,15 @@ type TableEvidence struct {
 	Rows     int64
 	RowBytes int64
 	Sampled  bool
-	Columns  []ColumnEvidence
+	// Sampling says how each unit (by Units) was read: whole, spread
+	// (first, last and random rows), first rows only, or not at all; nil
+	// for evidence read from the first rows (a database table).
+	Sampling []Sampling
+	// EstRows is the number of data rows of all the units: counted where
+	// a unit was read whole (or its metadata says), else estimated from
+	// its bytes and the rows per byte sampled; 0 when unknown.
+	EstRows int64
+	Columns []ColumnEvidence
 }
 
 // ColumnEvidence is what gate 3 knows of one column.
@@ -225,7 +233,7 @@ func Propose(evs []*TableEvidence, o ProposeOptions) *Proposal {
 	pr.Findings = append(pr.Findings, fs...)
 	pr.Findings = append(pr.Findings, proposeJoins(tables)...)
 	for _, tm := range tables {
-		pr.Findings = append(pr.Findings, tm.proposePartition(o.Partitioning))
+		pr.Findings = append(pr.Findings, tm.proposePartition(o))
 	}
 	for _, tm := range tables {
 		pr.Plan.Tables[tm.name] = tm.table(o.Sensitive)
@@ -324,7 +332,10 @@ func (tm *tableModel) proposeColumns() []Finding {
 		sheet = fmt.Sprintf(", sheet %q", ev.Sheet)
 	}
 	detail := fmt.Sprintf("%s matched %s%s; %d data rows read", strings.Join(ev.Globs, ", "), countNoun(len(ev.Units), "file", "files"), sheet, ev.Rows)
-	if ev.Sampled {
+	if ev.Sampled && ev.Sampling != nil {
+		detail = fmt.Sprintf("%s matched %s%s; %s: %d data rows read of about %d (the files hold more: what follows was observed on these rows)",
+			strings.Join(ev.Globs, ", "), countNoun(len(ev.Units), "file", "files"), sheet, sampledText(ev), ev.Rows, ev.EstRows)
+	} else if ev.Sampled {
 		read := 0
 		for _, f := range ev.Files {
 			if f.RowsRead > 0 {

@@ -28,7 +28,9 @@ type ProposeOptions struct {
 	// resolve against it.
 	Workspace string
 	// MaxRows is how many data rows of each table are read (default
-	// 100,000). Uniqueness, spans and profiles cover these rows; when a
+	// 100,000), spread over its files: the first, last and random rows of
+	// each, at least three per file however many files there are (see
+	// sample.go). Uniqueness, spans and profiles cover these rows; when a
 	// table has more, the findings say so.
 	MaxRows int64
 	// Questions are the business questions recorded in gate 1; marts are
@@ -41,6 +43,9 @@ type ProposeOptions struct {
 	// Sensitive lists column names or globs (*_email) to mark sensitive;
 	// ProposeDataModel takes them from the plan's scope when empty.
 	Sensitive []string
+	// partMinRows and partMinBytes replace partitionMinRows and
+	// partitionMinBytes when set (tests, with inputs of a few MiB).
+	partMinRows, partMinBytes int64
 }
 
 // DefaultProposeRows is ProposeOptions.MaxRows when it is 0.
@@ -371,13 +376,15 @@ func listFirst(items []string, n int) string {
 	return strings.Join(items[:n], ", ") + fmt.Sprintf(" and %d more", len(items)-n)
 }
 
-// ReadEvidence reads up to maxRows data rows of a table's units and
+// ReadEvidence reads about maxRows data rows of a table's units and
 // collects what gate 3 decides from: each column's profile (clean's
 // profiler), its first SampleValues non-null values, the exact set of its
 // key forms while it can still be a key, and the span of its dates. The
-// rows are spread over every unit: each reads up to an equal share of what
-// is left of maxRows (the first rows of each file), so that twelve monthly
-// files show twelve months, not the first months only.
+// rows are spread over every unit: each reads an equal share of what is
+// left of maxRows (at least sampleMinPerFile), and the units of a files or
+// S3 source give their first, last and seeded-random rows (sample.go), so
+// that twelve monthly files show twelve months and a file's later rows
+// are seen too. A database table gives its first rows.
 func ReadEvidence(ctx context.Context, src source.Source, units []source.Unit, so source.Options, maxRows int64) (*TableEvidence, error) {
 	var cols []*collector
 	var header []string
@@ -386,39 +393,69 @@ func ReadEvidence(ctx context.Context, src source.Source, units []source.Unit, s
 	for _, u := range units {
 		ev.Units = append(ev.Units, u.Name)
 	}
+	spread := spreadSource(src)
 	var rows int64
+	budget := int64(readThroughTableBytes)
 	for i, u := range units {
 		share := (maxRows - rows) / int64(len(units)-i)
-		if share <= 0 {
-			ev.Sampled = true
-			break
-		}
+		var unitCols []string
 		var buf [][2][]string // this unit's rows: values, nulls ("1")
-		tp, err := run.ProfileUnits(ctx, src, []source.Unit{u}, so, nil, share, func(vals []string, declaredNull []bool, seen int64) {
-			nv := make([]string, len(vals))
-			nn := make([]string, len(vals))
-			copy(nv, vals)
-			for k, d := range declaredNull {
-				if d {
-					nn[k] = "1"
-				}
+		if spread {
+			share = max(share, sampleMinPerFile)
+			us, err := sampleUnit(ctx, src, u, so, share, min(budget, readThroughFileBytes))
+			if err != nil {
+				return nil, err
 			}
-			buf = append(buf, [2][]string{nv, nn})
-		})
-		if err != nil {
-			return nil, err
+			budget -= us.read
+			ev.Files = append(ev.Files, us.fr)
+			how := us.how
+			if us.fr.Status != "read" && len(us.rows) == 0 {
+				how = SampledNone
+			}
+			ev.Sampling = append(ev.Sampling, how)
+			ev.EstRows += us.est
+			if us.fr.Status == "read" && us.how != SampledWhole {
+				ev.Sampled = true // the file holds rows not read
+			}
+			if us.fr.Status != "read" && len(us.cols) == 0 {
+				continue
+			}
+			unitCols, buf = us.cols, us.rows
+		} else {
+			if share <= 0 {
+				ev.Sampled = true
+				break
+			}
+			tp, err := run.ProfileUnits(ctx, src, []source.Unit{u}, so, nil, share, func(vals []string, declaredNull []bool, seen int64) {
+				nv := make([]string, len(vals))
+				nn := make([]string, len(vals))
+				copy(nv, vals)
+				for k, d := range declaredNull {
+					if d {
+						nn[k] = "1"
+					}
+				}
+				buf = append(buf, [2][]string{nv, nn})
+			})
+			if err != nil {
+				return nil, err
+			}
+			ev.Files = append(ev.Files, tp.Files...)
+			if tp.Sampled {
+				ev.Sampled = true
+			}
+			if len(tp.Columns) == 0 {
+				continue // unreadable
+			}
+			for _, c := range tp.Columns {
+				unitCols = append(unitCols, c.Name)
+			}
 		}
-		ev.Files = append(ev.Files, tp.Files...)
-		if tp.Sampled {
-			ev.Sampled = true
-		}
-		if len(tp.Columns) == 0 {
-			continue // unreadable
+		if len(unitCols) == 0 {
+			continue
 		}
 		if header == nil {
-			for _, c := range tp.Columns {
-				header = append(header, c.Name)
-			}
+			header = unitCols
 			prof = clean.NewProfiler(header, nil)
 			for range header {
 				cols = append(cols, newCollector())
@@ -427,7 +464,7 @@ func ReadEvidence(ctx context.Context, src source.Source, units []source.Unit, s
 		// This unit's columns by the first unit's header.
 		idx := make([]int, len(header))
 		for k, h := range header {
-			idx[k] = slices.IndexFunc(tp.Columns, func(c clean.ColumnProfile) bool { return c.Name == h })
+			idx[k] = slices.Index(unitCols, h)
 		}
 		vals := make([]string, len(header))
 		nulls := make([]bool, len(header))

@@ -473,7 +473,7 @@ func TestProposeSamplesEveryFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := finding(t, pr.Findings, "events: files")
-	if !strings.Contains(f.Detail, "events_*.csv matched 12 files") || !strings.Contains(f.Detail, "1200 data rows read (sampled 12 of 12 files") {
+	if !strings.Contains(f.Detail, "events_*.csv matched 12 files") || !strings.Contains(f.Detail, "sampled 12 of 12 files (first, last and random rows of each): 1200 data rows read of about 3600") {
 		t.Errorf("files finding: %s", f.Detail)
 	}
 	ev := pr.Evidence["events"]

@@ -71,6 +71,9 @@ func (tm *tableModel) inputSize() (bytes, rows int64) {
 		bytes += f.Bytes
 	}
 	rows = ev.Rows
+	if ev.EstRows > 0 { // counted or estimated per file (sample.go)
+		return bytes, max(rows, ev.EstRows)
+	}
 	if ev.Sampled && ev.RowBytes > 0 && bytes > ev.RowBytes {
 		rows = int64(float64(ev.Rows) * float64(bytes) / float64(ev.RowBytes))
 	}
@@ -88,7 +91,12 @@ func mib(b int64) string {
 }
 
 // proposePartition chooses the table's partition.
-func (tm *tableModel) proposePartition(mode string) Finding {
+func (tm *tableModel) proposePartition(o ProposeOptions) Finding {
+	mode := o.Partitioning
+	minRows, minBytes := int64(partitionMinRows), int64(partitionMinBytes)
+	if o.partMinRows > 0 { // tests: the thresholds scaled down
+		minRows, minBytes = o.partMinRows, o.partMinBytes
+	}
 	name := tm.name + ": partition"
 	if mode == "none" {
 		return Finding{Name: name, Status: Pass, Detail: "none: gate 1 chose no partitions (scope.partitioning: none)"}
@@ -98,9 +106,9 @@ func (tm *tableModel) proposePartition(mode string) Finding {
 	}
 	bytes, rows := tm.inputSize()
 	size := fmt.Sprintf("%s of input, about %d rows", mib(bytes), rows)
-	if rows < partitionMinRows || bytes < partitionMinBytes {
+	if rows < minRows || bytes < minBytes {
 		return Finding{Name: name, Status: Pass, Detail: fmt.Sprintf("none: a small table (%s; partitions pay off from about %d rows and %s): partitioning it would only write many tiny files",
-			size, partitionMinRows, mib(partitionMinBytes))}
+			size, minRows, mib(minBytes))}
 	}
 	if i := tm.dateColumn(); i >= 0 {
 		c := tm.cols[i]
@@ -110,7 +118,7 @@ func (tm *tableModel) proposePartition(mode string) Finding {
 			tr    string
 			parts float64
 		}{{"day", days}, {"month", math.Max(1, days/30.4)}, {"year", math.Max(1, days/365.25)}} {
-			if float64(bytes)/g.parts < partitionMinBytes {
+			if float64(bytes)/g.parts < float64(minBytes) {
 				continue
 			}
 			tm.partition = fmt.Sprintf("%s(%s)", g.tr, c.name)
@@ -121,7 +129,7 @@ func (tm *tableModel) proposePartition(mode string) Finding {
 			return Finding{Name: name, Status: Pass, Detail: fmt.Sprintf("%s: %s; its values span %s … %s, about %.0f %s(s) of %s each (%s)", tm.partition, why,
 				lo.Format(time.DateOnly), hi.Format(time.DateOnly), g.parts, g.tr, mib(int64(float64(bytes)/g.parts)), size)}
 		}
-		return Finding{Name: name, Status: Pass, Detail: fmt.Sprintf("none: even by year(%s) each part would hold less than %s (%s)", c.name, mib(partitionMinBytes), size)}
+		return Finding{Name: name, Status: Pass, Detail: fmt.Sprintf("none: even by year(%s) each part would hold less than %s (%s)", c.name, mib(minBytes), size)}
 	}
 	if mode == "date" {
 		return Finding{Name: name, Status: Warn, Detail: "none: gate 1 chose partitions by date (scope.partitioning: date), but the table has no date column",
@@ -134,7 +142,7 @@ func (tm *tableModel) proposePartition(mode string) Finding {
 		// average, hardly ever null, no dates of an undecided order, not
 		// an identifier, and parts of a useful size.
 		if i == tm.key || slices.Contains(tm.keys, i) || c.idRank() <= 1 || (c.typ.Kind != plan.String && c.typ.Kind != plan.Boolean) || p.Distinct < 2 || p.Distinct > 50 ||
-			int(p.Distinct)*2 > p.NonNull || p.NonNull*10 < p.Count*9 || p.DateOrder.Dates > 0 || bytes/int64(p.Distinct) < partitionMinBytes {
+			int(p.Distinct)*2 > p.NonNull || p.NonNull*10 < p.Count*9 || p.DateOrder.Dates > 0 || bytes/int64(p.Distinct) < minBytes {
 			continue
 		}
 		if best < 0 || p.Distinct < tm.cols[best].ev.Profile.Distinct {

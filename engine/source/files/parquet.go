@@ -59,6 +59,12 @@ type parquetReader struct {
 type cellFunc func(i int) string
 
 func newParquetReader(ctx context.Context, f *os.File, name string) (pr *parquetReader, err error) {
+	return newParquetGroupsReader(ctx, f, name, false)
+}
+
+// newParquetGroupsReader reads the whole file, or with last only its last
+// row group (none when the file has a single one).
+func newParquetGroupsReader(ctx context.Context, f *os.File, name string, last bool) (pr *parquetReader, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			pr, err = nil, unreadable(name, fmt.Sprintf("not a valid parquet file: %v", r), nil)
@@ -86,7 +92,14 @@ func newParquetReader(ctx context.Context, f *os.File, name string) (pr *parquet
 	if len(pr.columns) == 0 || pf.NumRows() == 0 {
 		return pr, nil
 	}
-	rr, err := fr.GetRecordReader(ctx, nil, nil)
+	var groups []int
+	if last {
+		if pf.NumRowGroups() < 2 {
+			return pr, nil
+		}
+		groups = []int{pf.NumRowGroups() - 1}
+	}
+	rr, err := fr.GetRecordReader(ctx, nil, groups)
 	if err != nil {
 		pf.Close()
 		return nil, unreadable(name, "cannot read parquet columns", err)
@@ -97,6 +110,11 @@ func newParquetReader(ctx context.Context, f *os.File, name string) (pr *parquet
 
 // Columns returns the schema's top-level field names.
 func (p *parquetReader) Columns() []string { return p.columns }
+
+// NumRows is the number of rows the file's metadata declares: readers of
+// Parquet have the optional capability interface{ NumRows() int64 }, so
+// that a sampler can count a file's rows without reading them.
+func (p *parquetReader) NumRows() int64 { return p.pf.NumRows() }
 
 // Next returns the next row.
 func (p *parquetReader) Next() (row source.Row, err error) {
@@ -273,4 +291,25 @@ func scaleOf(arr arrow.Array) int32 {
 		return dt.GetScale()
 	}
 	return 0
+}
+
+// OpenLastRowGroup reads only the last row group of a local Parquet unit
+// (no rows when it has a single one): gate 3 samples a file's first and
+// last rows without reading what lies between.
+func (s *Source) OpenLastRowGroup(ctx context.Context, u source.Unit) (source.RowReader, error) {
+	rc, err := s.OpenRaw(ctx, u)
+	if err != nil {
+		return nil, unreadable(u.Name, "cannot open file", err)
+	}
+	f, ok := rc.(*os.File)
+	if !ok {
+		rc.Close()
+		return nil, unreadable(u.Name, "not a file", nil)
+	}
+	rr, err := newParquetGroupsReader(ctx, f, u.Name, true)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return rr, nil
 }
