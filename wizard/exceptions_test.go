@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -301,6 +302,9 @@ func TestBrowserDetailSanitizes(t *testing.T) {
 	h := newBrowserHarness(t, st, ExceptionsOptions{})
 	h.key("enter")
 	h.contains("exception #1", `1;\e[31mred\r\u202eevil\n`, `name = \e[31mred\r\u202eevil`, "control characters", "history", "created")
+	// The ledger stamps the history with the clock: masked, same width.
+	stamp := regexp.MustCompile(`\d{4}-\d{2}-\d{2} \d{2}:\d{2}`)
+	compareGolden(t, "exceptions_detail", func(m tea.Msg) { h.send(m) }, func() string { return stamp.ReplaceAllString(h.screen(), "YYYY-MM-DD hh:mm") })
 	raw := h.b.Render()
 	for _, bad := range []string{"\x1b[31m", "\r", "\u202e"} {
 		if strings.Contains(raw, bad) {

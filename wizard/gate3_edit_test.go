@@ -76,6 +76,7 @@ func TestGate3EditScreenPicksDateFormats(t *testing.T) {
 	}
 	h.key("e")
 	h.contains("Gate 3 · edit orders.order_date", "Preview")
+	h.golden("gate3_edit")
 	ed := g.edit.ed
 	if ed == nil {
 		t.Fatal("e did not open the edit screen")

@@ -51,6 +51,7 @@ func TestNameIsAskedOnceAndRecordedForTheScope(t *testing.T) {
 	pp := filepath.Join(dir, "platform.yaml")
 	h := newAskingHarness(t, dir, Deps{}, "Ada Lovelace", "git config user.name")
 	h.contains("Who is approving?", "> Ada Lovelace", "recommended: Ada Lovelace (git config user.name)")
+	h.golden("who")
 	// An empty name is refused where it is typed.
 	h.key("ctrl+u", "enter")
 	h.contains("Who is approving?", "a name is needed")

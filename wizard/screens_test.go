@@ -492,6 +492,7 @@ func TestGate3Help(t *testing.T) {
 	h, _ := toGate3(t, Deps{})
 	h.key("?")
 	h.contains("Keys", "t type", "k key", "cycles its partition", "x rejects")
+	h.golden("gate3_help")
 	h.key("esc")
 	h.contains("Base tables (6)")
 }
