@@ -118,6 +118,43 @@ func HelpLine(t Theme, bs ...Binding) string {
 	return strings.Join(parts, t.Muted.Render(" · "))
 }
 
+// HelpWrap is HelpLine packed into lines of at most width cells, an entry
+// never split; past maxLines the last line is cut with "…". Screens give
+// it two lines at full size, so the key line is complete at 100×30.
+func HelpWrap(t Theme, width, maxLines int, bs ...Binding) []string {
+	sep := t.Muted.Render(" · ")
+	var lines []string
+	cur := ""
+	for _, b := range bs {
+		if !b.Enabled() {
+			continue
+		}
+		e := b.HelpEntry(t)
+		switch {
+		case cur == "":
+			cur = e
+		case Width(cur)+Width(sep)+Width(e) <= width:
+			cur += sep + e
+		default:
+			lines = append(lines, cur)
+			cur = e
+		}
+	}
+	if cur != "" || len(lines) == 0 {
+		lines = append(lines, cur)
+	}
+	if maxLines < 1 {
+		maxLines = 1
+	}
+	if len(lines) > maxLines {
+		lines = append(lines[:maxLines-1], strings.Join(lines[maxLines-1:], sep))
+	}
+	for i := range lines {
+		lines[i] = Fit(lines[i], width)
+	}
+	return lines
+}
+
 // HelpFull renders every binding, one a line, disabled ones with their
 // reason.
 func HelpFull(t Theme, bs ...Binding) string {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -156,5 +157,28 @@ func TestFormatters(t *testing.T) {
 	}
 	if got := Wrap("one two three four", 9, "  "); strings.Join(got, "|") != "one two|  three|  four" {
 		t.Errorf("Wrap = %q", got)
+	}
+}
+
+func TestHelpWrapKeepsEntriesWhole(t *testing.T) {
+	th := MustTheme(ThemeMono)
+	bs := []Binding{NewBinding("enter", "approve", "enter"), NewBinding("t", "type", "t"), NewBinding("x", "reject", "x").Disable("no"),
+		NewBinding("esc", "back", "esc"), NewBinding("q", "quit", "q")}
+	strip := func(ls []string) []string {
+		for i := range ls {
+			ls[i] = ansi.Strip(ls[i])
+		}
+		return ls
+	}
+	// 24 cells: entries are packed whole, a disabled one left out.
+	if got := strip(HelpWrap(th, 24, 3, bs...)); !slices.Equal(got, []string{"enter approve · t type", "esc back · q quit"}) {
+		t.Errorf("HelpWrap at 24 = %q", got)
+	}
+	// Past maxLines the rest joins the last line, cut with "…".
+	if got := strip(HelpWrap(th, 14, 2, bs...)); len(got) != 2 || got[0] != "enter approve" || !strings.HasSuffix(got[1], "…") || ansi.StringWidth(got[1]) > 14 {
+		t.Errorf("HelpWrap at 14 = %q", got)
+	}
+	if got := strip(HelpWrap(th, 200, 2, bs...)); !slices.Equal(got, []string{"enter approve · t type · esc back · q quit"}) {
+		t.Errorf("HelpWrap at 200 = %q", got)
 	}
 }

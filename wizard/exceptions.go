@@ -163,7 +163,7 @@ func (b *Browser) listHeight() int {
 
 func (b *Browser) bodySize() (int, int) {
 	if ui.Classify(b.w, b.h) == ui.SizeFull {
-		return b.w - 2, b.h - 3
+		return b.w - 2, b.h - 3 - (helpLinesFull - 1) // the key line may take two
 	}
 	return b.w, b.h - 2
 }
@@ -768,11 +768,18 @@ func (b *Browser) Render() string {
 	} else {
 		body = b.renderList(bw)
 	}
+	if full {
+		// At full size the key line has two lines (a short one sits on
+		// the lower), so no key is cut.
+		help := ui.HelpWrap(t, b.w-1, helpLinesFull, b.helpKeys()...)
+		for len(help) < helpLinesFull {
+			help = append([]string{""}, help...)
+		}
+		body = padLines(ui.FitLines(body, bw, bh-1), bh-1) + "\n" + ui.Fit(b.statusLine(), bw)
+		return ui.Fit(" "+title, b.w) + "\n\n" + indent(body, " ") + "\n" + indent(strings.Join(help, "\n"), " ")
+	}
 	body = padLines(ui.FitLines(body, bw, bh-1), bh-1) + "\n" + ui.Fit(b.statusLine(), bw)
 	help := ui.HelpLine(t, b.helpKeys()...)
-	if full {
-		return ui.Fit(" "+title, b.w) + "\n\n" + indent(body, " ") + "\n" + " " + ui.Fit(help, b.w-1)
-	}
 	return ui.Fit(title, b.w) + "\n" + body + "\n" + ui.Fit(help, b.w)
 }
 

@@ -85,3 +85,24 @@ func TestProjectorThemeGolden(t *testing.T) {
 	}
 	checkGoldenFile(t, "gate3_model_projector_100x30.txt", visibleEscapes(strings.Join(lines, "\n")+"\n"))
 }
+
+// TestKeyLineCompleteAt100x30: on every golden screen at 100×30 the key
+// line (the last two lines) names every key whole — nothing cut with "…".
+func TestKeyLineCompleteAt100x30(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*_100x30.txt"))
+	if err != nil || len(files) < 10 {
+		t.Fatalf("golden screens at 100x30: %v %v", files, err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(ansi.Strip(string(b)), "\n"), "\n")
+		for _, l := range lines[max(0, len(lines)-2):] {
+			if strings.HasSuffix(strings.TrimRight(l, " "), "…") {
+				t.Errorf("%s: the key line is cut: %q", f, l)
+			}
+		}
+	}
+}

@@ -256,9 +256,12 @@ func (m *Model) setSize(w, h int) {
 
 // bodySize is the screens' area: the frame takes a title and a help line
 // (and blank lines around them in the full layout).
+// helpLinesFull is how many lines the key line has at full size.
+const helpLinesFull = 2
+
 func (m *Model) bodySize() (int, int) {
 	if ui.Classify(m.w, m.h) == ui.SizeFull {
-		return m.w - 2, m.h - 3
+		return m.w - 2, m.h - 3 - (helpLinesFull - 1) // the key line may take two
 	}
 	return m.w, m.h - 2
 }
@@ -637,11 +640,18 @@ func (m *Model) Render() string {
 		body = m.current().Render()
 	}
 	bw, bh := m.bodySize()
+	if full {
+		// At full size the key line has two lines (a short one sits on
+		// the lower), so no key is cut.
+		help := ui.HelpWrap(t, m.w-1, helpLinesFull, m.footerKeys()...)
+		for len(help) < helpLinesFull {
+			help = append([]string{""}, help...)
+		}
+		body = padLines(ui.FitLines(body, bw, bh), bh)
+		return ui.Fit(" "+title, m.w) + "\n\n" + indent(body, " ") + "\n" + indent(strings.Join(help, "\n"), " ")
+	}
 	body = padLines(ui.FitLines(body, bw, bh), bh)
 	help := ui.HelpLine(t, m.footerKeys()...)
-	if full {
-		return ui.Fit(" "+title, m.w) + "\n\n" + indent(body, " ") + "\n" + " " + ui.Fit(help, m.w-1)
-	}
 	help = ui.Fit(help, m.w)
 	return ui.Fit(title, m.w) + "\n" + body + "\n" + help
 }
