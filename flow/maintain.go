@@ -38,6 +38,14 @@ import (
 	"github.com/lima-lake/lima/engine/run"
 	"github.com/lima-lake/lima/engine/sink"
 	"github.com/lima-lake/lima/engine/sink/icesink"
+	"github.com/lima-lake/lima/internal/faultpoint"
+)
+
+// Fault points of maintenance (LIMA_FAULTPOINT), for crash tests: after a
+// table's expiry committed, and after its first orphan was removed.
+const (
+	FaultMaintainAfterExpire = "maintain-after-expire"
+	FaultMaintainMidOrphans  = icesink.FaultMidOrphans
 )
 
 // MaintainOptions configure Maintain.
@@ -166,6 +174,7 @@ func Maintain(ctx context.Context, o MaintainOptions) ([]MaintainResult, error) 
 		if err != nil {
 			return out, fmt.Errorf("maintain %s: %w", n, err)
 		}
+		faultpoint.Hit(FaultMaintainAfterExpire)
 		if r.OrphanResult, err = icesink.RemoveOrphans(ctx, tbl, pol.OrphanOlderThan, o.DryRun); err != nil {
 			return out, fmt.Errorf("maintain %s: %w", n, err)
 		}

@@ -40,6 +40,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lima-lake/lima/engine/sink"
+	"github.com/lima-lake/lima/internal/faultpoint"
 )
 
 // ExpirePolicy configures Expire.
@@ -327,6 +328,11 @@ func RemoveOrphans(ctx context.Context, tbl *table.Table, olderThan time.Duratio
 			return r, fmt.Errorf("remove %s: %w", f.Path, err)
 		}
 		r.Removed++
+		faultpoint.Hit(FaultMidOrphans)
 	}
 	return r, nil
 }
+
+// FaultMidOrphans kills the process after the first orphan is removed
+// (LIMA_FAULTPOINT, crash tests).
+const FaultMidOrphans = "maintain-mid-orphans"
