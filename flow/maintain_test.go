@@ -18,7 +18,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
-	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/run"
 	"github.com/lima-lake/lima/flow"
 	"github.com/lima-lake/lima/gates"
@@ -295,5 +294,4 @@ func TestMaintainExpiresKeepsExactlyOnceAndRemovesOrphans(t *testing.T) {
 	if n, s := scanSum(t, tbl); n != wantRows || s != wantSum {
 		t.Fatalf("after load 6: %d rows, sum %d; want %d, %d", n, s, wantRows, wantSum)
 	}
-	_ = plan.DefaultRetainLast
 }
