@@ -198,7 +198,7 @@ func tableFiles(tbl *table.Table) (map[string]int64, error) {
 			}
 			return err
 		}
-		if !d.Type().IsRegular() {
+		if d.IsDir() || d.Type()&iofs.ModeSymlink != 0 {
 			return nil
 		}
 		info, err := d.Info()
