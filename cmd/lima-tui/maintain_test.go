@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lima-lake/lima/flow"
 )
@@ -66,5 +67,42 @@ func TestMaintainVerb(t *testing.T) {
 	}
 	if code, _, stderr := runCLI(t, "maintain", "--plan", planPath); code != exitPrecondition || !strings.Contains(stderr, "lake ownership") {
 		t.Fatalf("another workspace: exit %d: %s", code, stderr)
+	}
+}
+
+// lima-tui maintain --schedule sleeps until maintenance.cron fires (in the
+// schedule's time zone), maintains, and sleeps again until stopped.
+func TestMaintainSchedule(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ws")
+	if code, _, stderr := runCLI(t, "demo", "--dir", dir, "--headless"); code != exitOK {
+		t.Fatalf("demo exit %d: %s", code, stderr)
+	}
+	planPath := filepath.Join(dir, "platform.yaml")
+	b, err := os.ReadFile(planPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(planPath, append(b, "maintenance:\n  cron: \"0 4 * * *\"\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 1, 4, 18, 0, 0, 0, time.UTC) // 03:00 in Asia/Seoul, the demo's zone
+	var slept []time.Duration
+	oldNow, oldSleep := scheduleNow, scheduleSleep
+	scheduleNow = func() time.Time { return now }
+	scheduleSleep = func(ctx context.Context, d time.Duration) error {
+		slept = append(slept, d)
+		now = now.Add(d)
+		if len(slept) > 1 {
+			return context.Canceled // stopped while waiting for the second
+		}
+		return nil
+	}
+	t.Cleanup(func() { scheduleNow, scheduleSleep = oldNow, oldSleep })
+	code, stdout, stderr := runCLI(t, "maintain", "--plan", planPath, "--schedule")
+	if code != exitOK || len(slept) != 2 || slept[0] != time.Hour || slept[1] != 24*time.Hour {
+		t.Fatalf("exit %d, slept %v: %s", code, slept, stderr)
+	}
+	if !strings.Contains(stdout, "inspections: 0 snapshot(s) expired, 1 kept") || !strings.Contains(stderr, "maintenance at 2026-01-05 04:00 KST: exit 0") {
+		t.Fatalf("stdout %s\nstderr %s", stdout, stderr)
 	}
 }
