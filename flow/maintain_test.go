@@ -18,6 +18,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
+	"github.com/lima-lake/lima/engine/ledger"
 	"github.com/lima-lake/lima/engine/run"
 	"github.com/lima-lake/lima/flow"
 	"github.com/lima-lake/lima/gates"
@@ -293,5 +294,43 @@ func TestMaintainExpiresKeepsExactlyOnceAndRemovesOrphans(t *testing.T) {
 	_, tbl = loadIceberg(t, ws, p, "events")
 	if n, s := scanSum(t, tbl); n != wantRows || s != wantSum {
 		t.Fatalf("after load 6: %d rows, sum %d; want %d, %d", n, s, wantRows, wantSum)
+	}
+}
+
+// TestMaintainKeepsTheSnapshotOfAPendingLoad: a run killed between its
+// commit and publishing its exceptions leaves them pending; the next run
+// publishes them when it finds the load in the table. maintain keeps that
+// load's snapshot (and the newer ones), whatever retain_last says.
+func TestMaintainKeepsTheSnapshotOfAPendingLoad(t *testing.T) {
+	ws, p := workspace(t, nil, maintainPlan)
+	os.MkdirAll(filepath.Join(ws.Dir, "in"), 0o755)
+	p.Maintenance.RetainLast = 1
+	for k := 1; k <= 4; k++ {
+		evFile(t, ws.Dir, k)
+		runOnce(t, ws, p, flow.RunOptions{})
+	}
+	_, tbl := loadIceberg(t, ws, p, "events")
+	snaps := tbl.Metadata().Snapshots()
+	load2 := snaps[1].Summary.Properties["lima.load-id"]
+	st := openLedger(t, ws, p)
+	if err := st.AddPending(context.Background(), []ledger.Exception{{RunID: "run-2", LoadID: load2, Table: "events", Level: "row",
+		File: "ev-2.csv", Line: 9, Row: 9, Raw: []byte("x,y\n"), Encoding: "utf-8", Owner: "ops",
+		Failures: []ledger.Failure{{Column: "v", Value: "x", Rule: "type", Reason: "not a number"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := flow.Maintain(context.Background(), flow.MaintainOptions{Workspace: ws, Plan: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res[0]; r.Expired != 1 || r.Kept != 3 || len(r.KeptFor) != 1 || !strings.Contains(r.KeptFor[0], "pending") {
+		t.Fatalf("maintain: %+v", r)
+	}
+	if _, tbl = loadIceberg(t, ws, p, "events"); tbl.Metadata().SnapshotByID(snaps[1].SnapshotID) == nil {
+		t.Fatal("the pending load's snapshot was expired")
+	}
+	// The next run publishes the pending exception.
+	runOnce(t, ws, p, flow.RunOptions{})
+	if n, err := st.Count(context.Background(), ledger.Filter{Table: "events", Status: ledger.StatusOpen}); err != nil || n != 1 {
+		t.Fatalf("%d open exceptions (%v), want the published 1", n, err)
 	}
 }
