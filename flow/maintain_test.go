@@ -334,3 +334,27 @@ func TestMaintainKeepsTheSnapshotOfAPendingLoad(t *testing.T) {
 		t.Fatalf("%d open exceptions (%v), want the published 1", n, err)
 	}
 }
+
+// Hive-style tables have no snapshots: maintain names each table and says
+// so, and changes nothing in the lake.
+func TestMaintainHiveSaysNothingToDo(t *testing.T) {
+	ws, p := hiveDemo(t, "")
+	runOnce(t, ws, p, flow.RunOptions{})
+	lake := ws.Warehouse(p)
+	before := tableFolder(t, lake)
+	res, err := flow.Maintain(context.Background(), flow.MaintainOptions{Workspace: ws, Plan: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) < 4 {
+		t.Fatalf("maintain: %+v", res)
+	}
+	for _, r := range res {
+		if r.Format != "hive" || !strings.Contains(r.Note, "nothing to do") || r.Expired != 0 || r.Removed != 0 {
+			t.Errorf("%+v", r)
+		}
+	}
+	if after := tableFolder(t, lake); !slices.Equal(before, after) {
+		t.Fatal("maintain changed a Hive-style lake")
+	}
+}
