@@ -198,7 +198,7 @@ func tableFiles(tbl *table.Table) (map[string]int64, error) {
 			}
 			return err
 		}
-		if d.IsDir() || d.Type()&iofs.ModeSymlink != 0 {
+		if !isFile(d) {
 			return nil
 		}
 		info, err := d.Info()
