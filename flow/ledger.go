@@ -71,6 +71,12 @@ func RecoverPending(ctx context.Context, st ledger.Store, sk sink.Sink, p *plan.
 						committed = true
 					}
 				}
+				// Expired by lima-tui maintain: carried forward.
+				if r, err := sink.ParseRetired(h.Properties()[sink.PropRetired]); err != nil {
+					return published, discarded, err
+				} else if c, ok := r.Commit(l.LoadID); ok && c.Props[run.PropCDCNoop] == "true" {
+					committed = true
+				}
 			}
 		}
 		if committed {

@@ -89,7 +89,13 @@ func hasLoad(ctx context.Context, sk sink.Sink, namespace, name, loadID string) 
 				return true, nil
 			}
 		}
-		return false, nil
+		// Expired by lima-tui maintain: carried forward in the table.
+		r, err := sink.ParseRetired(tbl.Properties()[sink.PropRetired])
+		if err != nil {
+			return false, err
+		}
+		_, ok := r.Commit(loadID)
+		return ok, nil
 	}
 	return false, fmt.Errorf("the sink %T cannot look up a load", sk)
 }

@@ -38,6 +38,7 @@ import (
 
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/run"
+	"github.com/lima-lake/lima/engine/sink"
 	"github.com/lima-lake/lima/engine/source/files"
 	"github.com/lima-lake/lima/internal/s3x"
 	"github.com/lima-lake/lima/reports"
@@ -448,6 +449,18 @@ func loadSeen(ctx context.Context, ws Workspace, p *plan.Plan, tables []*watched
 					}
 					markFiles(wt, fs)
 				}
+			}
+			// The files of snapshots lima-tui maintain expired.
+			r, err := sink.ParseRetired(tbl.Properties()[sink.PropRetired])
+			if err != nil {
+				return fmt.Errorf("watch: %s: %w", n, err)
+			}
+			for _, prop := range []string{run.PropFiles, run.PropCDCFiles} {
+				fs, err := parseFiles(r.List(prop))
+				if err != nil {
+					return fmt.Errorf("watch: %s: retired %s: %w", n, prop, err)
+				}
+				markFiles(wt, fs)
 			}
 		}
 	}

@@ -69,6 +69,8 @@ Usage:
                                            micro-batches: load new files as they arrive, until SIGINT/SIGTERM
   lima-tui compact [--plan F] [--table T]... [--json]
                                            rewrite small data files (iceberg-go's compaction)
+  lima-tui maintain [--plan F] [--table T]... [--dry-run] [--json] [--wait D] [--schedule]
+                                           expire old snapshots, remove orphan files (maintenance:)
   lima-tui schedule [--plan F] [--once] [--wait 30s]
                                            run on the plan's cron, in the foreground
   lima-tui teardown [--plan F] [--confirm PREFIX] [--by NAME] [--json]
@@ -137,6 +139,7 @@ func verbs() []verb {
 		{"propose", "gate 3: profile the sources, propose the data model", cmdPropose},
 		{"exceptions", "work through the exception queue (the browser, or a verb)", cmdExceptions},
 		{"compact", "rewrite small data files (iceberg-go's compaction)", cmdCompact},
+		{"maintain", "expire old snapshots, remove orphan files (Iceberg's maintenance)", cmdMaintain},
 		{"schedule", "run on the plan's cron, in the foreground", cmdSchedule},
 		{"teardown", "gate 5: the blast radius; remove it after the prefix is typed", cmdTeardown},
 		{"adopt", "take over a lake another workspace owns (after the prefix)", cmdAdopt},

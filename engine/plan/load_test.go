@@ -58,7 +58,7 @@ Platform:
         typ: long
 `, `platform.yaml:10: tables.inspections.columns[0].typ: unknown field; did you mean "type"?`},
 		{"odd key is quoted", "schema_version: 1\n\"bad\u202ekey\": 1\n",
-			`platform.yaml:2: ["bad\u202ekey"]: unknown field; valid fields: schema_version, platform, scope, storage, sources, tables, data_quality_issues, etl, downstream, owners, schedule, gates`},
+			`platform.yaml:2: ["bad\u202ekey"]: unknown field; valid fields: schema_version, platform, scope, storage, sources, tables, data_quality_issues, etl, downstream, owners, schedule, maintenance, … (1 more)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,7 +108,7 @@ p.yaml:17: tables.inspections.columns[1].required: expected true or false, got "
 p.yaml:20: tables.inspections.load.mode: given twice (first at line 19); keep one
 p.yaml:22: etl.max_parallel_reads: expected a whole number, got "four"
 p.yaml:23: etl.error_budget: expected a number, got "lots"
-p.yaml:24: colour: unknown field; valid fields: schema_version, platform, scope, storage, sources, tables, data_quality_issues, etl, downstream, owners, schedule, gates`
+p.yaml:24: colour: unknown field; valid fields: schema_version, platform, scope, storage, sources, tables, data_quality_issues, etl, downstream, owners, schedule, maintenance, … (1 more)`
 	if err == nil || err.Error() != want {
 		t.Errorf("got:\n%v\nwant:\n%s", err, want)
 	}

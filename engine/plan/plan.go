@@ -29,7 +29,9 @@ type Plan struct {
 	Downstream        Downstream         `yaml:"downstream,omitempty"`
 	Owners            []Owner            `yaml:"owners,omitempty"`
 	Schedule          Schedule           `yaml:"schedule,omitempty"`
-	Gates             Gates              `yaml:"gates,omitempty"`
+	// Maintenance is the retention policy of lima-tui maintain (maintenance.go).
+	Maintenance *Maintenance `yaml:"maintenance,omitempty"`
+	Gates       Gates        `yaml:"gates,omitempty"`
 }
 
 // Platform names the build.

@@ -821,6 +821,7 @@ func (v *validator) schedule() {
 		}
 	}
 	v.watch()
+	v.maintenance()
 }
 
 func (v *validator) gates() {

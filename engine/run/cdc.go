@@ -219,7 +219,23 @@ func readCDCState(ctx context.Context, tbl, htbl sink.Table) (*cdcState, error) 
 	if len(cur) > 0 {
 		pos(cur[0])
 	}
-	for _, c := range append(hist, cur...) {
+	// The change files of snapshots lima-tui maintain expired come last:
+	// they are older than every snapshot still there.
+	all := append(hist, cur...)
+	for _, t := range []sink.Table{htbl, tbl} {
+		rr, ok := t.(sink.RetiredReader)
+		if !ok {
+			continue
+		}
+		r, err := rr.Retired(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if l := r.List(PropCDCFiles); l != "" {
+			all = append(all, sink.Commit{Props: map[string]string{PropCDCFiles: l}})
+		}
+	}
+	for _, c := range all {
 		fs, err := changeFilesOf(c)
 		if err != nil {
 			return nil, err

@@ -357,8 +357,9 @@ type Table struct {
 }
 
 var (
-	_ sink.Table   = (*Table)(nil)
-	_ sink.Scanner = (*Table)(nil)
+	_ sink.Table         = (*Table)(nil)
+	_ sink.Scanner       = (*Table)(nil)
+	_ sink.RetiredReader = (*Table)(nil)
 )
 
 // Schema is the Arrow schema, with Iceberg field ids.
@@ -429,14 +430,31 @@ func findLive(tbl *table.Table, loadID string) (sink.Commit, bool) {
 	return sink.Commit{}, false
 }
 
-func findLoad(tbl *table.Table, loadID string) (sink.Commit, bool) {
+func findLoad(tbl *table.Table, loadID string) (sink.Commit, bool, error) {
 	snaps := tbl.Metadata().Snapshots()
 	for i := len(snaps) - 1; i >= 0; i-- {
 		if snaps[i].Summary != nil && snaps[i].Summary.Properties[sink.PropLoadID] == loadID {
-			return commitOf(&snaps[i]), true
+			return commitOf(&snaps[i]), true, nil
 		}
 	}
-	return sink.Commit{}, false
+	// A load whose snapshot lima-tui maintain expired is still the
+	// table's: its facts were carried forward into the table's properties.
+	r, err := sink.ParseRetired(tbl.Properties()[sink.PropRetired])
+	if err != nil {
+		return sink.Commit{}, false, err
+	}
+	c, ok := r.Commit(loadID)
+	return c, ok, nil
+}
+
+// Retired returns the facts of the snapshots lima-tui maintain expired
+// (sink.PropRetired).
+func (t *Table) Retired(ctx context.Context) (sink.Retired, error) {
+	tbl, err := t.load(ctx)
+	if err != nil {
+		return sink.Retired{}, err
+	}
+	return sink.ParseRetired(tbl.Properties()[sink.PropRetired])
 }
 
 // FindLoad looks for a snapshot carrying loadID.
@@ -445,8 +463,7 @@ func (t *Table) FindLoad(ctx context.Context, loadID string) (sink.Commit, bool,
 	if err != nil {
 		return sink.Commit{}, false, err
 	}
-	c, ok := findLoad(tbl, loadID)
-	return c, ok, nil
+	return findLoad(tbl, loadID)
 }
 
 // Current returns the current snapshot's commit.

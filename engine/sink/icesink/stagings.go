@@ -81,7 +81,7 @@ func (s *Sink) RemoveStaged(ctx context.Context, tableName, writeID string) (int
 			}
 			return err
 		}
-		if !d.Type().IsRegular() { // folders, symbolic links, anything else
+		if !isFile(d) { // folders, symbolic links, devices, pipes
 			return nil
 		}
 		if strings.Contains(path.Base(p), writeID) {
@@ -112,6 +112,13 @@ func (s *Sink) RemoveStaged(ctx context.Context, tableName, writeID string) (int
 		n++
 	}
 	return n, errors.Join(errs...)
+}
+
+// isFile reports whether d is a file: a regular file on disk, or an object
+// of an object store (gocloud lists objects as irregular files) — never a
+// folder, a symbolic link, a device, a pipe or a socket.
+func isFile(d iofs.DirEntry) bool {
+	return d.Type()&^iofs.ModeIrregular == 0
 }
 
 // referencedNames are the base names of every data and delete file any
