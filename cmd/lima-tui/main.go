@@ -163,7 +163,7 @@ func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("lima-tui "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(layoutSafe{stderr})
 	if c, ok := stderr.(*flagCapture); ok {
 		c.sets = append(c.sets, fs) // the reference is being generated (clidoc.go)
 	}
