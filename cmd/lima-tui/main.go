@@ -553,6 +553,13 @@ func cmdReconcile(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := fs.Parse(args); err != nil {
 		return parseExit(err)
 	}
+	if *runID != "" {
+		// A run id is one name under reports/, never a path: a usage error.
+		if _, err := reports.RunDir(flow.Workspace{Dir: filepath.Dir(*planPath)}.ReportsDir(), *runID); err != nil {
+			fmt.Fprintf(stderr, "lima-tui reconcile: --run: %s\n", ui.Sanitize(err.Error()))
+			return exitUsage
+		}
+	}
 	p, err := flow.LoadPlan(*planPath)
 	if err != nil {
 		return fail(stderr, err)
@@ -583,6 +590,13 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	}
 	ws := flow.Workspace{Dir: filepath.Dir(*planPath)}
 	id := fs.Arg(0)
+	if id != "" {
+		// A run id is one name under reports/, never a path: a usage error.
+		if _, err := reports.RunDir(ws.ReportsDir(), id); err != nil {
+			fmt.Fprintf(stderr, "lima-tui report: %s\n", ui.Sanitize(err.Error()))
+			return exitUsage
+		}
+	}
 	if id == "" {
 		var err error
 		if id, err = reports.Latest(ws.ReportsDir()); err != nil {
