@@ -616,9 +616,16 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	if *asJSON {
-		b = ui.EscapeJSON(b)
+		if !json.Valid(b) {
+			fmt.Fprintf(stderr, "lima-tui report: %s is damaged: not JSON\n", ui.Sanitize(filepath.Join(rd, name)))
+			return exitError
+		}
+		stdout.Write(ui.EscapeJSON(b))
+		return exitOK
 	}
-	stdout.Write(b)
+	// report.md as Lima wrote it is escaped already; one edited behind
+	// its back reaches the terminal inert all the same.
+	layoutSafe{stdout}.Write(b)
 	return exitOK
 }
 
