@@ -74,6 +74,10 @@ func cmdExceptions(ctx context.Context, args []string, stdout, stderr io.Writer)
 		pos = append(pos, fs.Arg(0))
 		rest = fs.Args()[1:]
 	}
+	if *limit < 0 {
+		fmt.Fprintf(stderr, "lima-tui exceptions %s: --limit %d: give the rows per page, 1 to %d (0: the default %d)\n", verb, *limit, ledger.MaxPageSize, ledger.DefaultPageSize)
+		return exitUsage
+	}
 	f.Now = time.Now()
 	p, err := flow.LoadPlan(*planPath)
 	if err != nil {
