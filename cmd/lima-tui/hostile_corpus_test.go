@@ -396,6 +396,10 @@ func hostileCorpus(t *testing.T) []hostileCase {
 
 	// ── Signals: a verb that waits honours SIGTERM ──
 	add(
+		// 90M rows take minutes to generate: SIGTERM ends it at once,
+		// before any row is loaded (exit 1, nothing half-visible).
+		hostileCase{name: "signal/demo-rows-sigterm", plan: "-", args: []string{"demo", "--dir", "{ws}/demo", "--headless", "--rows", "90000000"},
+			term: 3 * time.Second, code: exitError, msg: "context canceled", timeout: 30 * time.Second},
 		hostileCase{name: "signal/watch-sigterm", approve: true, files: map[string]string{"in/a.csv": hdr + rows(1, 2)},
 			args: []string{"run", "--watch", "--force", "--interval", "1s"}, term: 3 * time.Second, code: exitOK, timeout: 40 * time.Second},
 		hostileCase{name: "signal/schedule-sigterm", plan: strings.Replace(corpusPlan, "sources:", "schedule: {cron: \"0 0 1 1 *\", timezone: UTC}\nsources:", 1), approve: true,

@@ -223,6 +223,10 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "lima: --rows takes a positive number of rows, and works with the local demo only (not with --s3)")
 		return 2
 	}
+	if *rows > demo.MaxVolumeRows {
+		fmt.Fprintf(stderr, "lima: --rows %d is more than a demo holds (at most %d rows, about 6 GB)\n", *rows, demo.MaxVolumeRows)
+		return exitUsage
+	}
 	create := func(dir string, now time.Time) (bool, error) { return demo.Create(dir, now) }
 	if *s3root != "" {
 		create = func(dir string, now time.Time) (bool, error) { return flow.CreateDemoS3(ctx, dir, *s3root, now) }
@@ -238,7 +242,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lima: using the existing demo workspace in %s\n", ui.Sanitize(abs))
 	}
 	if *rows > 0 {
-		if _, err := demo.WriteVolume(*dir, *rows); err != nil {
+		if _, err := demo.WriteVolumeContext(ctx, *dir, *rows); err != nil {
 			return fail(stderr, err)
 		}
 		fmt.Fprintf(stderr, "lima: %d generated inspection rows in data/erp/%s\n", *rows, demo.VolumeFile)
