@@ -144,7 +144,7 @@ func hostileCorpus(t *testing.T) []hostileCase {
 	}
 	add(
 		hostileCase{name: "flag/unknown-with-escape", args: []string{"run", "--\x1b[31mred\u202e"}, code: exitUsage, msg: `flag provided but not defined: -\e[31mred\u202e`, nothing: true},
-		hostileCase{name: "flag/unknown-verb-with-escape", args: []string{"\x1b]0;pwned\x07"}, code: exitUsage, msg: "unknown command"},
+		hostileCase{name: "flag/unknown-verb-with-escape", args: []string{"\x1b]0;pwned\x07"}, code: exitUsage, msg: `unknown command "\e]0;pwned\x07"`},
 		hostileCase{name: "flag/bad-value-with-escape", args: []string{"check", "--timeout", "\x1b[2J"}, code: exitUsage, msg: `invalid value "\x1b[2J" for flag -timeout`, nothing: true},
 		hostileCase{name: "flag/extra-argument", args: []string{"run", "extra"}, code: exitUsage, nothing: true},
 		hostileCase{name: "flag/exceptions-unknown-verb", args: []string{"exceptions", "frobnicate"}, code: exitUsage, msg: `unknown verb "frobnicate"`},

@@ -109,7 +109,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if v, ok := lookupVerb(cmd); ok {
 		return v.run(ctx, rest, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "lima-tui: unknown command %q\n\n%s", ui.Sanitize(cmd), usage)
+	fmt.Fprintf(stderr, "lima-tui: unknown command \"%s\"\n\n%s", ui.Sanitize(cmd), usage)
 	return exitUsage
 }
 
