@@ -274,6 +274,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return parseExit(err)
 	}
+	if *wait < 0 {
+		fmt.Fprintf(stderr, "lima-tui run: --wait %s: give how long to wait for another run, e.g. 30s (0: not at all)\n", *wait)
+		return exitUsage
+	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "lima-tui run: unexpected argument %q\n", ui.Sanitize(fs.Arg(0)))
 		return exitUsage
