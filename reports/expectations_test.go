@@ -69,3 +69,28 @@ func TestReadExpectationsRefusesDamage(t *testing.T) {
 		t.Fatalf("a sound expected.json: %+v, %v", es, err)
 	}
 }
+
+// An expected.json of JSON null is damaged, not a run that expects
+// nothing: reconcile passed it with nothing checked (hostile corpus
+// state/expected-null).
+func TestNullExpectationsAreDamaged(t *testing.T) {
+	dir := t.TempDir()
+	id := "20260101T000000.000000Z-000000"
+	if err := os.MkdirAll(filepath.Join(dir, id), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{"null", " null\n"} {
+		if err := os.WriteFile(filepath.Join(dir, id, "expected.json"), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadExpectations(dir, id); err == nil || !strings.Contains(err.Error(), "damaged") {
+			t.Errorf("expected.json %q: err = %v, want damaged", body, err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, id, "expected.json"), []byte("[]"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if es, err := ReadExpectations(dir, id); err != nil || len(es) != 0 {
+		t.Errorf("expected.json []: %v, %v; want no expectations, no error", es, err)
+	}
+}

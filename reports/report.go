@@ -532,6 +532,11 @@ func ReadExpectations(dir, runID string) ([]gates.Expectation, error) {
 	if err := json.Unmarshal(b, &es); err != nil {
 		return nil, fmt.Errorf("%s is damaged: %w", filepath.Join(rd, "expected.json"), err)
 	}
+	if es == nil {
+		// JSON null: Lima writes a list (the file is absent when there is
+		// nothing to expect), so null proves nothing and is no pass.
+		return nil, fmt.Errorf("%s is damaged: null instead of a list of expectations", filepath.Join(rd, "expected.json"))
+	}
 	for i, e := range es {
 		if e.Table == "" || len(e.Types) != len(e.Columns) || (len(e.Required) != 0 && len(e.Required) != len(e.Columns)) {
 			return nil, fmt.Errorf("%s is damaged: expectation %d (table %q) has %d columns, %d types and %d required flags",

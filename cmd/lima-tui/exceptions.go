@@ -74,6 +74,10 @@ func cmdExceptions(ctx context.Context, args []string, stdout, stderr io.Writer)
 		pos = append(pos, fs.Arg(0))
 		rest = fs.Args()[1:]
 	}
+	if *limit < 0 {
+		fmt.Fprintf(stderr, "lima-tui exceptions %s: --limit %d: give the rows per page, 1 to %d (0: the default %d)\n", verb, *limit, ledger.MaxPageSize, ledger.DefaultPageSize)
+		return exitUsage
+	}
 	f.Now = time.Now()
 	p, err := flow.LoadPlan(*planPath)
 	if err != nil {
@@ -85,6 +89,16 @@ func cmdExceptions(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return fail(stderr, err)
 	}
 	defer st.Close()
+	// What the ledger refuses as an invalid argument (a --status it does
+	// not know, a --after that is no cursor) is the user's to correct: a
+	// usage error, not a failure.
+	fail := func(stderr io.Writer, err error) int {
+		if errors.Is(err, ledger.ErrInvalid) {
+			fmt.Fprintf(stderr, "lima-tui exceptions %s: %s\n", verb, ui.Sanitize(err.Error()))
+			return exitUsage
+		}
+		return fail(stderr, err)
+	}
 	ids := func() ([]int64, bool) {
 		var out []int64
 		for _, s := range pos {

@@ -111,7 +111,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if v, ok := lookupVerb(cmd); ok {
 		return v.run(ctx, rest, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "lima-tui: unknown command %q\n\n%s", ui.Sanitize(cmd), usage)
+	fmt.Fprintf(stderr, "lima-tui: unknown command \"%s\"\n\n%s", ui.Sanitize(cmd), usage)
 	return exitUsage
 }
 
@@ -166,7 +166,7 @@ func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("lima-tui "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(layoutSafe{stderr})
 	if c, ok := stderr.(*flagCapture); ok {
 		c.sets = append(c.sets, fs) // the reference is being generated (clidoc.go)
 	}
@@ -226,6 +226,10 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "lima: --rows takes a positive number of rows, and works with the local demo only (not with --s3)")
 		return 2
 	}
+	if *rows > demo.MaxVolumeRows {
+		fmt.Fprintf(stderr, "lima: --rows %d is more than a demo holds (at most %d rows, about 6 GB)\n", *rows, demo.MaxVolumeRows)
+		return exitUsage
+	}
 	create := func(dir string, now time.Time) (bool, error) { return demo.Create(dir, now) }
 	if *s3root != "" {
 		create = func(dir string, now time.Time) (bool, error) { return flow.CreateDemoS3(ctx, dir, *s3root, now) }
@@ -241,7 +245,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lima: using the existing demo workspace in %s\n", ui.Sanitize(abs))
 	}
 	if *rows > 0 {
-		if _, err := demo.WriteVolume(*dir, *rows); err != nil {
+		if _, err := demo.WriteVolumeContext(ctx, *dir, *rows); err != nil {
 			return fail(stderr, err)
 		}
 		fmt.Fprintf(stderr, "lima: %d generated inspection rows in data/erp/%s\n", *rows, demo.VolumeFile)
@@ -272,6 +276,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	memProfile := fs.String("memprofile", "", "write a heap profile to this file when the run ends (runtime/pprof)")
 	if err := fs.Parse(args); err != nil {
 		return parseExit(err)
+	}
+	if *wait < 0 {
+		fmt.Fprintf(stderr, "lima-tui run: --wait %s: give how long to wait for another run, e.g. 30s (0: not at all)\n", *wait)
+		return exitUsage
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "lima-tui run: unexpected argument %q\n", ui.Sanitize(fs.Arg(0)))
@@ -564,6 +572,13 @@ func cmdReconcile(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := fs.Parse(args); err != nil {
 		return parseExit(err)
 	}
+	if *runID != "" {
+		// A run id is one name under reports/, never a path: a usage error.
+		if _, err := reports.RunDir(flow.Workspace{Dir: filepath.Dir(*planPath)}.ReportsDir(), *runID); err != nil {
+			fmt.Fprintf(stderr, "lima-tui reconcile: --run: %s\n", ui.Sanitize(err.Error()))
+			return exitUsage
+		}
+	}
 	p, err := flow.LoadPlan(*planPath)
 	if err != nil {
 		return fail(stderr, err)
@@ -594,6 +609,13 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	}
 	ws := flow.Workspace{Dir: filepath.Dir(*planPath)}
 	id := fs.Arg(0)
+	if id != "" {
+		// A run id is one name under reports/, never a path: a usage error.
+		if _, err := reports.RunDir(ws.ReportsDir(), id); err != nil {
+			fmt.Fprintf(stderr, "lima-tui report: %s\n", ui.Sanitize(err.Error()))
+			return exitUsage
+		}
+	}
 	if id == "" {
 		var err error
 		if id, err = reports.Latest(ws.ReportsDir()); err != nil {
@@ -613,9 +635,16 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	if *asJSON {
-		b = ui.EscapeJSON(b)
+		if !json.Valid(b) {
+			fmt.Fprintf(stderr, "lima-tui report: %s is damaged: not JSON\n", ui.Sanitize(filepath.Join(rd, name)))
+			return exitError
+		}
+		stdout.Write(ui.EscapeJSON(b))
+		return exitOK
 	}
-	stdout.Write(b)
+	// report.md as Lima wrote it is escaped already; one edited behind
+	// its back reaches the terminal inert all the same.
+	layoutSafe{stdout}.Write(b)
 	return exitOK
 }
 

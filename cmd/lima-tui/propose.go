@@ -38,6 +38,11 @@ func cmdPropose(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "lima-tui propose: unexpected argument %q\n", ui.Sanitize(fs.Arg(0)))
 		return exitUsage
 	}
+	if *rows < 0 {
+		// A negative sample profiled nothing and proposed from no data.
+		fmt.Fprintf(stderr, "lima-tui propose: --rows %d: give how many data rows to read per table, e.g. --rows 100000\n", *rows)
+		return exitUsage
+	}
 	p, err := flow.LoadPlan(*planPath)
 	if err != nil {
 		return fail(stderr, err)

@@ -132,6 +132,10 @@ func cmdCompact(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "lima-tui compact: unexpected argument %q\n", ui.Sanitize(fs.Arg(0)))
 		return exitUsage
 	}
+	if *wait < 0 {
+		fmt.Fprintf(stderr, "lima-tui compact: --wait %s: give how long to wait for another run, e.g. 30s (0: not at all)\n", *wait)
+		return exitUsage
+	}
 	p, err := flow.LoadPlan(*planPath)
 	if err != nil {
 		return fail(stderr, err)

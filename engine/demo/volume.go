@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -46,6 +47,19 @@ var volumeInspectors = []string{"J. Park", "S. Lee", "M. Weber", "K. Sato", "A. 
 // defects than the lot). Ids start at 1,000,000 so they never meet the
 // sample's. n ≤ 0 writes nothing.
 func WriteVolume(dir string, n int64) (VolumeTruth, error) {
+	return WriteVolumeContext(context.Background(), dir, n)
+}
+
+// MaxVolumeRows bounds WriteVolume's n: 100 million rows are about 6 GB
+// and some 17 CPU-minutes of loading; more is no demo.
+const MaxVolumeRows = 100_000_000
+
+// WriteVolumeContext is WriteVolume ending early, with ctx's error, when
+// ctx is done (ctrl+c or SIGTERM during the generation).
+func WriteVolumeContext(ctx context.Context, dir string, n int64) (VolumeTruth, error) {
+	if n > MaxVolumeRows {
+		return VolumeTruth{Held: map[string]int64{}}, fmt.Errorf("%d rows is more than the %d a demo volume holds", n, int64(MaxVolumeRows))
+	}
 	if n <= 0 {
 		return VolumeTruth{Held: map[string]int64{}}, nil
 	}
@@ -54,7 +68,7 @@ func WriteVolume(dir string, n int64) (VolumeTruth, error) {
 	// change its modification time, and a full-mode table reloads input
 	// that looks changed.
 	h := sha256.New()
-	truth, err := writeVolume(h, n)
+	truth, err := writeVolume(ctx, h, n)
 	if err != nil {
 		return truth, err
 	}
@@ -67,13 +81,13 @@ func WriteVolume(dir string, n int64) (VolumeTruth, error) {
 	}
 	err = fsx.WriteAtomic(path, func(w io.Writer) error {
 		var err error
-		truth, err = writeVolume(w, n)
+		truth, err = writeVolume(ctx, w, n)
 		return err
 	})
 	return truth, err
 }
 
-func writeVolume(w io.Writer, n int64) (VolumeTruth, error) {
+func writeVolume(ctx context.Context, w io.Writer, n int64) (VolumeTruth, error) {
 	t := VolumeTruth{Rows: n, Held: map[string]int64{}}
 	r := rand.New(rand.NewPCG(uint64(n), 0x11a1a))
 	if _, err := io.WriteString(w, "inspection_id,supplier_id,inspected_on,lot_qty,defect_qty,cost,result,inspector\n"); err != nil {
@@ -83,6 +97,9 @@ func writeVolume(w io.Writer, n int64) (VolumeTruth, error) {
 	const days = 730 // 2025-01-01 … 2026-12-31: 24 monthly partitions
 	buf := make([]byte, 0, 128)
 	for i := int64(0); i < n; i++ {
+		if i&0xffff == 0 && ctx.Err() != nil {
+			return t, ctx.Err()
+		}
 		buf = buf[:0]
 		buf = strconv.AppendInt(buf, 1_000_000+i, 10)
 		buf = append(buf, ',')

@@ -470,16 +470,21 @@ func (c *csvReader) decideColumns(recs [][]string, opts source.Options) {
 func headerNames(fields []string) []string {
 	names := make([]string, len(fields))
 	used := map[string]bool{}
+	// next is, per name given twice, the suffix to try first: every lower
+	// one is taken already (used only grows), so a header of n copies of
+	// one name costs O(n), not O(n²) probes.
+	next := map[string]int{}
 	for i, f := range fields {
 		n := strings.ToValidUTF8(strings.TrimSpace(f), "\uFFFD")
 		if n == "" {
 			n = "col_" + strconv.Itoa(i+1)
 		}
-		if used[strings.ToLower(n)] {
-			for k := 2; ; k++ {
+		if base := strings.ToLower(n); used[base] {
+			for k := max(2, next[base]); ; k++ {
 				cand := n + "_" + strconv.Itoa(k)
 				if !used[strings.ToLower(cand)] {
 					n = cand
+					next[base] = k + 1
 					break
 				}
 			}
