@@ -2,7 +2,6 @@ package icesink
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -29,10 +28,9 @@ func longSink(t *testing.T) *Sink {
 	return sk
 }
 
-// openLong opens table ns.t of optional long columns (none required, so a
+// longSpec is table ns.t of optional long columns (none required, so a
 // key value may be null in the lake), unpartitioned.
-func openLong(t *testing.T, sk *Sink, cols ...string) *Table {
-	t.Helper()
+func longSpec(cols ...string) sink.TableSpec {
 	long, _ := plan.ParseType("long")
 	spec := sink.TableSpec{Name: "t", Namespace: "ns"}
 	for _, c := range cols {
@@ -40,11 +38,23 @@ func openLong(t *testing.T, sk *Sink, cols ...string) *Table {
 		spec.Types = append(spec.Types, long)
 		spec.Required = append(spec.Required, false)
 	}
+	return spec
+}
+
+// openSpec opens spec's table in sk.
+func openSpec(t *testing.T, sk *Sink, spec sink.TableSpec) *Table {
+	t.Helper()
 	tb, err := sk.OpenTable(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return tb.(*Table)
+}
+
+// openLong opens longSpec(cols...) in sk.
+func openLong(t *testing.T, sk *Sink, cols ...string) *Table {
+	t.Helper()
+	return openSpec(t, sk, longSpec(cols...))
 }
 
 // longTable opens ns.t in a fresh sink.
@@ -53,7 +63,7 @@ func longTable(t *testing.T, cols ...string) *Table { return openLong(t, longSin
 // null is a missing value in a row given to longRows.
 const null = int64(-1 << 63)
 
-// longRows is one batch of rows of sc (every column long); null stands
+// longRows is one batch of rows of sc (every column long or int); null stands
 // for a null value.
 func longRows(sc *arrow.Schema, rows ...[]int64) []arrow.RecordBatch {
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
@@ -62,6 +72,8 @@ func longRows(sc *arrow.Schema, rows ...[]int64) []arrow.RecordBatch {
 		for c, v := range r {
 			if v == null {
 				b.Field(c).AppendNull()
+			} else if ib, ok := b.Field(c).(*array.Int32Builder); ok {
+				ib.Append(int32(v))
 			} else {
 				b.Field(c).(*array.Int64Builder).Append(v)
 			}
@@ -118,11 +130,10 @@ func tableRows(t *testing.T, tb *Table) []string {
 		for r := 0; r < int(rec.NumRows()); r++ {
 			var vs []string
 			for c := 0; c < int(rec.NumCols()); c++ {
-				col := rec.Column(c).(*array.Int64)
-				if col.IsNull(r) {
+				if col := rec.Column(c); col.IsNull(r) {
 					vs = append(vs, "-")
 				} else {
-					vs = append(vs, fmt.Sprint(col.Value(r)))
+					vs = append(vs, col.ValueStr(r))
 				}
 			}
 			out = append(out, strings.Join(vs, ","))
