@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -210,4 +211,101 @@ func TestEvolutionChangedMeanwhile(t *testing.T) {
 	}
 	_ = st.Discard(ctx)
 	wantRows(t, theirs, "1,-", "4,5")
+}
+
+// TestLastAttemptAppliedIsFound: when the last attempt's outcome is
+// unknown (the catalog applied it, then reported an error), the commit
+// looks once more and finds it: reported committed, never applied twice.
+func TestLastAttemptAppliedIsFound(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	fc := &failingCatalog{apply: true}
+	sk, err := Open(ctx, Options{CatalogPath: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "lake"), MaxAttempts: 1,
+		WrapCatalog: func(c table.CatalogIO) table.CatalogIO { fc.inner = c; return fc }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sk.Close()
+	tb := openLong(t, sk, "id")
+	fc.n.Store(1)
+	c, err := tb.Commit(ctx, stageOne(t, tb, ids(1, 2)...), sink.CommitProps{LoadID: "l1"})
+	if err != nil || !c.AlreadyCommitted || c.LoadID != "l1" || c.Attempts != 1 {
+		t.Fatalf("commit: %+v %v, want found after its only attempt", c, err)
+	}
+	wantRows(t, tb, "1", "2")
+	tbl, _ := tb.Load(ctx)
+	if n := len(tbl.Metadata().Snapshots()); n != 1 {
+		t.Fatalf("%d snapshots, want 1", n)
+	}
+}
+
+// TestNothingToCommit: a commit that adds no row and deletes none never
+// passes for an earlier snapshot; a delta whose keys match no row but that
+// adds rows is committed.
+func TestNothingToCommit(t *testing.T) {
+	ctx := context.Background()
+	tb := longTable(t, "id")
+	empty, err := tb.Stage(ctx, func(func(arrow.RecordBatch, error) bool) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// On an empty table iceberg-go makes a snapshot of no file: it is
+	// this load's own, or the commit is refused.
+	if c, err := tb.Commit(ctx, empty, sink.CommitProps{LoadID: "nothing"}); err == nil {
+		if cur, ok, _ := tb.Current(ctx); c.LoadID != "nothing" || !ok || cur.LoadID != "nothing" {
+			t.Fatalf("empty commit on an empty table: %+v, current %+v", c, cur)
+		}
+	} else if !errors.Is(err, sink.ErrNothingToCommit) {
+		t.Fatalf("empty commit on an empty table: %v", err)
+	}
+	if _, err := tb.Commit(ctx, stageOne(t, tb, ids(1)...), sink.CommitProps{LoadID: "l1"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := tb.CommitDelta(ctx, stageOne(t, tb, ids(5)...), sink.CommitProps{LoadID: "insert"}, keysOf([]string{"id"}, ids(5)...))
+	if err != nil || c.Deleted != 0 || c.LoadID != "insert" {
+		t.Fatalf("insert-only delta: %+v %v", c, err)
+	}
+	empty, _ = tb.Stage(ctx, func(func(arrow.RecordBatch, error) bool) {})
+	if _, err := tb.CommitDelta(ctx, empty, sink.CommitProps{LoadID: "none"}, keysOf([]string{"id"}, ids(99)...)); !errors.Is(err, sink.ErrNothingToCommit) {
+		t.Fatalf("a delta of nothing: %v, want %v", err, sink.ErrNothingToCommit)
+	}
+	wantRows(t, tb, "1", "5")
+}
+
+// TestScanSnapshotAndColumns: Scan reads the snapshot asked for (0: the
+// current one) and only the columns asked for (none: all).
+func TestScanSnapshotAndColumns(t *testing.T) {
+	ctx := context.Background()
+	tb := longTable(t, "a", "b")
+	first, err := tb.Commit(ctx, stageOne(t, tb, []int64{1, 2}), sink.CommitProps{LoadID: "l1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.Commit(ctx, stageOne(t, tb, []int64{3, 4}), sink.CommitProps{LoadID: "l2"}); err != nil {
+		t.Fatal(err)
+	}
+	read := func(snap int64, cols []string) (n int64, width int) {
+		it, err := tb.Scan(ctx, snap, cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rec, err := range it {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += rec.NumRows()
+			width = int(rec.NumCols())
+			rec.Release()
+		}
+		return n, width
+	}
+	if n, w := read(0, nil); n != 2 || w != 2 {
+		t.Fatalf("current: %d rows of %d columns, want 2 of 2", n, w)
+	}
+	if n, w := read(first.SnapshotID, nil); n != 1 || w != 2 {
+		t.Fatalf("first snapshot: %d rows of %d columns, want 1 of 2", n, w)
+	}
+	if n, w := read(0, []string{"b"}); n != 2 || w != 1 {
+		t.Fatalf("column b: %d rows of %d columns, want 2 of 1", n, w)
+	}
 }
