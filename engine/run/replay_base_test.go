@@ -74,6 +74,11 @@ tables:
 	if e, err := st.Get(ctx, ex[0].ID); err != nil || e.Status != ledger.StatusReplayed {
 		t.Fatalf("exception after the replay: %+v %v, want replayed", e.Status, err)
 	}
+	// The replay is recorded under the name it was given.
+	h, err := st.History(ctx, ex[0].ID)
+	if err != nil || len(h) == 0 || h[len(h)-1].Action != ledger.ActionReplayed || h[len(h)-1].By != "test" {
+		t.Fatalf("history %+v %v, want the replay by test last", h, err)
+	}
 	trs, err = Replay(ctx, ReplayOptions{Workspace: dir, Plan: p, Sink: sk, Store: st, RunID: "run-3", By: "test"})
 	if err != nil || len(trs) != 0 {
 		t.Fatalf("second replay: %v, %d tables, want none (nothing fixed)", err, len(trs))
