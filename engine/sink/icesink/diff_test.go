@@ -44,6 +44,10 @@ func TestDiff(t *testing.T) {
 	renamedBySource.SourceName = "note"
 	renamedFrom := f("remark", "string", false)
 	renamedFrom.RenamedFrom = "note"
+	headed := f("grade", "string", false)
+	headed.SourceName = "Grade (A-F)"
+	region := f("region", "string", true)
+	region.RenamedFrom = "code"
 	for _, c := range []struct {
 		name    string
 		want    []plan.Field
@@ -71,6 +75,11 @@ func TestDiff(t *testing.T) {
 		{"optional to required stays optional", with(1, f("qty", "int", true)), part, "", ""},
 		{"repartition", base, []plan.PartitionField{{Column: "note", Transform: "truncate", Param: 2}}, "change partitioning: partition by truncate(2, note) instead of code", ""},
 		{"unpartition", base, nil, "change partitioning: partition by nothing instead of code", ""},
+		{"a change and a rewrite", append(with(1, f("qty", "string", false)), f("grade", "string", false)), part,
+			"add column grade string", "column qty is int in the lake but string in the plan"},
+		{"a new column with its own header is only added", append(append([]plan.Field(nil), base...), headed), part, "add column grade string", ""},
+		{"renaming the partition column renames its partition field", with(4, region), []plan.PartitionField{{Column: "region", Transform: "identity"}},
+			"rename column code to region (field id and values kept); change partitioning: partition by region instead of code", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sc, spec := diffLake()

@@ -2,7 +2,9 @@ package icesink_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	gluecat "github.com/apache/iceberg-go/catalog/glue"
@@ -90,6 +92,7 @@ func TestGlueCommitReachesTheEndpoint(t *testing.T) {
 
 func TestGlueProperties(t *testing.T) {
 	fakeAWSEnv(t)
+	local := filepath.Join(t.TempDir(), "lake")
 	cases := []struct {
 		name     string
 		a        icesink.AWSOptions
@@ -105,6 +108,9 @@ func TestGlueProperties(t *testing.T) {
 		{"global env", icesink.AWSOptions{Region: "eu-west-1"}, map[string]string{"AWS_ENDPOINT_URL": "http://local:4566"}, "http://local:4566", "http://local:4566", false},
 		{"s3 env, glue plan", icesink.AWSOptions{Region: "eu-west-1", GlueEndpoint: "http://g"}, map[string]string{"AWS_ENDPOINT_URL_S3": "http://s3env"}, "http://g", "http://s3env", false},
 		{"override without region", icesink.AWSOptions{GlueEndpoint: "http://g"}, nil, "", "", true},
+		{"both overridden without region", icesink.AWSOptions{GlueEndpoint: "http://g", S3Endpoint: "http://s"}, nil, "http://g", "http://s", false},
+		{"catalog id, s3 warehouse", icesink.AWSOptions{Region: "eu-west-1", CatalogID: "123456789012", Warehouse: "s3://bucket/lake"}, nil, "", "", false},
+		{"local warehouse", icesink.AWSOptions{Region: "eu-west-1", Warehouse: local}, nil, "", "", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -126,6 +132,29 @@ func TestGlueProperties(t *testing.T) {
 			}
 			if p[gluecat.Region] != c.a.Region {
 				t.Fatalf("region %q", p[gluecat.Region])
+			}
+			if id, ok := p[gluecat.CatalogIdKey]; id != c.a.CatalogID || ok != (c.a.CatalogID != "") {
+				t.Fatalf("catalog id %q (set: %v), want %q", id, ok, c.a.CatalogID)
+			}
+			// The warehouse: a URI as given, a folder as its file URI
+			// (created), none when not given.
+			wh, ok := p["warehouse"]
+			switch {
+			case c.a.Warehouse == "":
+				if ok {
+					t.Fatalf("warehouse %q, want none", wh)
+				}
+			case strings.Contains(c.a.Warehouse, "://"):
+				if wh != c.a.Warehouse {
+					t.Fatalf("warehouse %q, want %q", wh, c.a.Warehouse)
+				}
+			default:
+				if wh != "file://"+c.a.Warehouse {
+					t.Fatalf("warehouse %q, want file://%s", wh, c.a.Warehouse)
+				}
+				if fi, err := os.Stat(c.a.Warehouse); err != nil || !fi.IsDir() {
+					t.Fatalf("the warehouse folder was not created: %v", err)
+				}
 			}
 			for k := range p {
 				if k == gluecat.AccessKeyID || k == gluecat.SecretAccessKey || k == icebergio.S3AccessKeyID || k == icebergio.S3SecretAccessKey {

@@ -35,6 +35,9 @@ func TestS3TablesProperties(t *testing.T) {
 	if _, err := (icesink.S3Tables{Region: "eu-central-1", TableBucketARN: "s3://bucket"}).Properties(); err == nil {
 		t.Error("an s3:// URI was taken for a table bucket ARN")
 	}
+	if _, err := (icesink.S3Tables{Region: "eu-central-1", TableBucketARN: "arn:aws:s3:::general-purpose-bucket"}).Properties(); err == nil {
+		t.Error("a general purpose bucket's ARN was taken for a table bucket ARN")
+	}
 	if _, err := (icesink.S3Tables{TableBucketARN: bucketARN}).Properties(); err == nil {
 		t.Error("no region accepted")
 	}
