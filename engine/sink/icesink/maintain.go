@@ -41,6 +41,7 @@ import (
 
 	"github.com/lima-lake/lima/engine/sink"
 	"github.com/lima-lake/lima/internal/faultpoint"
+	"github.com/lima-lake/lima/internal/fileuri"
 )
 
 // ExpirePolicy configures Expire.
@@ -286,7 +287,12 @@ func RemoveOrphans(ctx context.Context, tbl *table.Table, olderThan time.Duratio
 	refs[path.Base(tbl.MetadataLocation())] = true
 
 	loc := strings.TrimSuffix(tbl.Location(), "/")
-	locPath := strings.TrimPrefix(loc, "file://")
+	locPath := loc // the orphan planner may give local paths: the location's path, unescaped
+	if fileuri.Is(loc) {
+		if p, err := fileuri.ToPath(loc); err == nil {
+			locPath = p
+		}
+	}
 	for _, f := range pl.OrphanFiles() {
 		rel, ok := strings.CutPrefix(f.Path, loc+"/")
 		if !ok {
