@@ -190,5 +190,61 @@ func accessibleWizard(ctx context.Context, planPath string, stdin io.Reader, std
 		fmt.Fprintf(stdout, "Not run. Later: lima-tui run --plan %s\n", ui.Sanitize(planPath))
 		return exitOK
 	}
-	return runPlan(ctx, ws, planPath, nil, false, false, stdout, stdout, flow.RunOptions{Force: true})
+	code := runPlan(ctx, ws, planPath, nil, false, false, stdout, stdout, flow.RunOptions{Force: true})
+	if code != exitOK && code != exitReconcile {
+		return code
+	}
+
+	// Gate 5, only when asked for: the inventory, then the typed prefix.
+	a, ok = ask("\nGate 5 (teardown): enter keeps the lake; t shows what a teardown would remove: ")
+	if !ok || !strings.EqualFold(a, "t") {
+		fmt.Fprintln(stdout, "The lake is kept.")
+		return code
+	}
+	if tp, err := plan.Load(planPath); err == nil {
+		p = tp // with the run's records
+	}
+	o := flow.TeardownOptions{Workspace: ws, Plan: p, PlanPath: planPath}
+	inv, err := flow.TeardownInventory(ctx, o)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	printPlainLines(stdout, inv.Summary())
+	switch {
+	case inv.Blocked():
+		fmt.Fprintln(stdout, "Teardown is blocked; fix the findings above. Nothing was removed.")
+		return code
+	case inv.Empty():
+		fmt.Fprintln(stdout, "Nothing to tear down.")
+		return code
+	}
+	a, ok = ask(fmt.Sprintf("Type the project prefix %s to remove all of the above (enter keeps it): ", ui.Sanitize(p.Platform.Prefix)))
+	if !ok || a == "" {
+		fmt.Fprintln(stdout, "Nothing was removed.")
+		return code
+	}
+	_, res, err := flow.Teardown(ctx, o, a)
+	switch {
+	case errors.Is(err, gates.ErrNotConfirmed):
+		fmt.Fprintf(stdout, "%q is not the prefix: nothing was removed.\n", ui.Sanitize(a))
+		return exitUsage
+	case err != nil && res != nil:
+		printPlainLines(stdout, res.Summary())
+		return fail(stderr, err)
+	case err != nil:
+		return fail(stderr, err)
+	}
+	printPlainLines(stdout, res.Summary())
+	if _, err := flow.RecordTeardown(planPath, by, time.Now()); err != nil {
+		return fail(stderr, err)
+	}
+	fmt.Fprintf(stdout, "Teardown confirmed by %s, recorded in %s.\n", ui.Sanitize(by), ui.Sanitize(planPath))
+	return code
+}
+
+// printPlainLines prints text line by line, sanitized.
+func printPlainLines(w io.Writer, text string) {
+	for line := range strings.SplitSeq(strings.TrimRight(text, "\n"), "\n") {
+		fmt.Fprintln(w, ui.Sanitize(line))
+	}
 }

@@ -164,3 +164,59 @@ func TestAccessibleWizardNewPlanFromAPipe(t *testing.T) {
 		}
 	}
 }
+
+// TestAccessibleWizardRunsAndTearsDown: accessible mode goes on past gate
+// 3 — the run with gate 4 per table as lines, then gate 5: t shows the
+// inventory, a wrong prefix removes nothing (exit 2), and a second walk
+// with the typed prefix removes the lake and records who confirmed it.
+func TestAccessibleWizardRunsAndTearsDown(t *testing.T) {
+	old := wizardTerminal
+	defer func() { wizardTerminal = old }()
+	wizardTerminal = func() bool { return false }
+	dir := t.TempDir()
+	if _, err := demo.Create(dir, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	pp := filepath.Join(dir, "platform.yaml")
+	walk := func(tail ...string) (int, string) {
+		t.Helper()
+		var out, errb bytes.Buffer
+		code := startWizard(context.Background(), pp, "mono", true, strings.NewReader(accessibleInput(t, pp, nil, tail...)), &out, &errb)
+		if strings.Contains(out.String(), "\x1b[") {
+			t.Error("accessible mode wrote escape sequences")
+		}
+		return code, out.String() + errb.String()
+	}
+	// Approve (enter), run (enter), gate 5: t, then a wrong prefix.
+	code, s := walk("", "", "t", "erp_qualityX")
+	if code != exitUsage {
+		t.Fatalf("a wrong prefix: exit %d, want %d\n%s", code, exitUsage, s)
+	}
+	for _, want := range []string{"balanced", "gate 4", "Gate 5 (teardown)", "erp_quality", `"erp_qualityX" is not the prefix: nothing was removed`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("first walk lacks %q\n%s", want, s)
+		}
+	}
+	lake := filepath.Join(dir, "lake")
+	if _, err := os.Stat(lake); err != nil {
+		t.Fatalf("the lake is gone after a wrong prefix: %v", err)
+	}
+	// Again, the run finds everything loaded; the prefix typed right.
+	code, s = walk("", "", "t", "erp_quality")
+	if code != exitOK {
+		t.Fatalf("teardown walk: exit %d\n%s", code, s)
+	}
+	if !strings.Contains(s, "Teardown confirmed by Ada Lovelace") {
+		t.Errorf("no confirmation line\n%s", s)
+	}
+	if _, err := os.Stat(lake); !os.IsNotExist(err) {
+		t.Errorf("the lake is still there after the typed prefix: %v", err)
+	}
+	p, err := plan.Load(pp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Gates.Teardown == nil || p.Gates.Teardown.ApprovedBy != "Ada Lovelace" {
+		t.Errorf("gates.teardown %+v, want confirmed by Ada Lovelace", p.Gates.Teardown)
+	}
+}
