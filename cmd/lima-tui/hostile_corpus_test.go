@@ -195,7 +195,8 @@ func hostileCorpus(t *testing.T) []hostileCase {
 	add(
 		hostileCase{name: "name/report-unknown-id", approve: true, args: []string{"report", "20260101T000000.000000Z-000000"}, code: exitError, msg: "no such file"},
 		hostileCase{name: "name/reconcile-before-any-run", approve: true, args: []string{"reconcile"}, code: exitError},
-		hostileCase{name: "name/run-table-escape", approve: true, args: []string{"run", "--force", "--table", "\x1b[2J\u202e"}, code: exitError, msg: `no table "\x1b[2J\u202e"`, nothing: true},
+		hostileCase{name: "name/run-table-escape", approve: true, args: []string{"run", "--force", "--table", "\x1b[2J\u202e"}, code: exitUsage, msg: `no table "\x1b[2J\u202e"`, nothing: true},
+		hostileCase{name: "name/run-table-unknown", approve: true, args: []string{"run", "--table", "nosuch"}, code: exitUsage, msg: `no table "nosuch" in the plan (tables: `, nothing: true},
 		hostileCase{name: "name/approve-by-escape", args: []string{"approve", "--gate", "data-model", "--by", "\x1b]0;x\x07\u202eA"}, code: exitOK, msg: `approved data-model by \e]0;x\x07\u202eA`},
 	)
 	for _, p := range []string{"a%#?b", "a\x1b[31m", "../x", "A\u202eB", "a/b", strings.Repeat("p", 200)} {

@@ -371,6 +371,13 @@ func runPlan(ctx context.Context, ws flow.Workspace, planPath string, tables []s
 	if err := flow.CheckApproval(p); err != nil {
 		return fail(stderr, err)
 	}
+	// A --table the plan does not have is a usage error (exit 2), named
+	// before anything starts.
+	for _, t := range tables {
+		if p.Tables[t] == nil {
+			return fail(stderr, fmt.Errorf("%w: run: no table %q in the plan (tables: %s)", flow.ErrUsage, t, strings.Join(p.TableNames(), ", ")))
+		}
+	}
 	prog := &run.Progress{}
 	done := make(chan struct{})
 	go reportProgress(prog, done, stderr)
