@@ -3,8 +3,11 @@ package wizard
 import (
 	"context"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/lima-lake/lima/flow"
 )
@@ -58,6 +61,15 @@ func TestStartOpensTheLastRunWithoutRunning(t *testing.T) {
 	if f := strings.Fields(row); len(f) < 5 || f[1] != "19" || f[2] != "12" || f[3] != "4" || f[4] != "3" {
 		t.Errorf("inspections row %q, want read 19 loaded 12 held 4 skipped 3", row)
 	}
+	// Golden, with what the clock decides (the run id, when it ended)
+	// masked at the same width.
+	runID := regexp.MustCompile(`\d{8}T\d{6}\.\d{6}Z-[0-9a-f]{6}`)
+	ended := regexp.MustCompile(`when the run ended \([^)\n]*`) // cut with … at 80 columns
+	digit := regexp.MustCompile(`\d`)
+	compareGolden(t, "lastrun_recon", func(m tea.Msg) { h.send(m) }, func() string {
+		s := runID.ReplaceAllString(h.screen(), "YYYYMMDDThhmmss.uuuuuuZ-xxxxxx")
+		return ended.ReplaceAllStringFunc(s, func(m string) string { return digit.ReplaceAllString(m, "#") })
+	})
 	h.key("esc")
 	h.contains("Gate 1 · scope & residency", "all questions answered")
 	h.key("e")
