@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	iofs "io/fs"
+	"maps"
 	"os"
 	"path"
 	"regexp"
@@ -153,12 +154,19 @@ func Expire(ctx context.Context, tbl *table.Table, pol ExpirePolicy) (*table.Tab
 	if err := tx.SetProperties(iceberg.Properties{sink.PropRetired: enc}); err != nil {
 		return tbl, r, err
 	}
-	if err := tx.ExpireSnapshots(table.WithRetainLast(keep), table.WithOlderThan(pol.MaxAge)); err != nil {
+	// The files only the expired snapshots used are removed below, not by
+	// iceberg-go's post-commit step: that one also removes the files of
+	// its manifests' DELETED entries, which an earlier expiry may already
+	// have removed — and fails the whole maintain on the missing file.
+	if err := tx.ExpireSnapshots(table.WithRetainLast(keep), table.WithOlderThan(pol.MaxAge), table.WithPostCommit(false)); err != nil {
 		return tbl, r, err
 	}
 	after, err := tx.Commit(ctx)
 	if err != nil {
 		return tbl, r, fmt.Errorf("expire snapshots: %w", err)
+	}
+	if err := removeExpiredFiles(ctx, tbl, after); err != nil {
+		return after, r, fmt.Errorf("expire snapshots: committed; removing the files only the expired snapshots used: %w", err)
 	}
 	left := after.Metadata().Snapshots()
 	r.Kept = len(left)
@@ -178,6 +186,80 @@ func Expire(ctx context.Context, tbl *table.Table, pol ExpirePolicy) (*table.Tab
 		}
 	}
 	return after, r, nil
+}
+
+// removeExpiredFiles removes what only the snapshots of pre that post no
+// longer has used: their manifest lists, the manifests no kept snapshot
+// lists, and the files of those manifests' entries that no kept manifest
+// lists as live. A file already gone is fine (an earlier expiry, or one
+// killed halfway, removed it), so the step can always be run again.
+func removeExpiredFiles(ctx context.Context, pre, post *table.Table) error {
+	fs, err := pre.FS(ctx)
+	if err != nil {
+		return err
+	}
+	keptManifests := map[string]bool{}
+	var kept []iceberg.ManifestFile
+	for _, s := range post.Metadata().Snapshots() {
+		mans, err := s.Manifests(fs)
+		if err != nil {
+			return err
+		}
+		for _, m := range mans {
+			if !keptManifests[m.FilePath()] {
+				keptManifests[m.FilePath()] = true
+				kept = append(kept, m)
+			}
+		}
+	}
+	gone := map[string]bool{}
+	seen := map[string]bool{}
+	for _, s := range pre.Metadata().Snapshots() {
+		if post.Metadata().SnapshotByID(s.SnapshotID) != nil {
+			continue
+		}
+		gone[s.ManifestList] = true
+		mans, err := s.Manifests(fs)
+		if err != nil {
+			return err
+		}
+		for _, m := range mans {
+			if keptManifests[m.FilePath()] || seen[m.FilePath()] {
+				continue
+			}
+			seen[m.FilePath()] = true
+			gone[m.FilePath()] = true
+			for e, err := range m.Entries(fs, false) {
+				if err != nil {
+					return err
+				}
+				gone[e.DataFile().FilePath()] = true
+			}
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	for _, m := range kept {
+		for e, err := range m.Entries(fs, false) {
+			if err != nil {
+				return err
+			}
+			if e.Status() != iceberg.EntryStatusDELETED {
+				delete(gone, e.DataFile().FilePath())
+			}
+		}
+	}
+	for s := range post.Metadata().Statistics() {
+		delete(gone, s.StatisticsPath)
+	}
+	var errs error
+	for _, f := range slices.Sorted(maps.Keys(gone)) {
+		if err := fs.Remove(f); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+			errs = errors.Join(errs, err)
+		}
+	}
+	return errs
 }
 
 // tableFiles lists the regular files below the table's location and their
