@@ -23,7 +23,7 @@ func cmdBrowser(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := newFlags("exceptions", stderr)
 	planPath := fs.String("plan", "platform.yaml", "the plan")
 	theme := fs.String("theme", "", "dark, light, projector or mono (default $LIMA_THEME, else dark; NO_COLOR forces mono)")
-	by := fs.String("by", defaultBy(), "who acts (recorded in the history)")
+	by := personVar(fs, "by", defaultBy(), "who acts: a `name`, recorded in the history")
 	var f ledger.Filter
 	fs.StringVar(&f.Owner, "owner", "", "start filtered by owner")
 	fs.StringVar(&f.Table, "table", "", "start filtered by table")

@@ -17,6 +17,7 @@ import (
 	"github.com/lima-lake/lima/engine/ledger"
 	"github.com/lima-lake/lima/flow"
 	"github.com/lima-lake/lima/ui"
+	"github.com/lima-lake/lima/wizard"
 )
 
 const exceptionsUsage = `Usage:
@@ -46,7 +47,7 @@ func cmdExceptions(ctx context.Context, args []string, stdout, stderr io.Writer)
 	verb, rest := args[0], args[1:]
 	fs := newFlags("exceptions "+verb, stderr)
 	planPath := fs.String("plan", "platform.yaml", "the plan")
-	by := fs.String("by", defaultBy(), "who does this (recorded in the history)")
+	by := personVar(fs, "by", defaultBy(), "who does this: a `name`, recorded in the history")
 	asJSON := fs.Bool("json", false, "JSON output")
 	var f ledger.Filter
 	fs.StringVar(&f.Owner, "owner", "", "filter by owner (assign: the new owner)")
@@ -184,6 +185,10 @@ func cmdExceptions(ctx context.Context, args []string, stdout, stderr io.Writer)
 		idl, ok := ids()
 		if !ok || f.Owner == "" {
 			fmt.Fprintln(stderr, "lima-tui exceptions assign: give ids and --owner")
+			return exitUsage
+		}
+		if err := wizard.CheckName(strings.TrimSpace(f.Owner)); err != nil {
+			fmt.Fprintf(stderr, "lima-tui exceptions assign: --owner %s: %v\n", ui.Sanitize(f.Owner), err)
 			return exitUsage
 		}
 		if err := st.Assign(ctx, idl, f.Owner, *by); err != nil {

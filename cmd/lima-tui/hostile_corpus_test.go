@@ -150,6 +150,11 @@ func hostileCorpus(t *testing.T) []hostileCase {
 		hostileCase{name: "flag/exceptions-unknown-verb", args: []string{"exceptions", "frobnicate"}, code: exitUsage, msg: `unknown verb "frobnicate"`},
 		hostileCase{name: "flag/approve-without-by", args: []string{"approve", "--gate", "data-model"}, code: exitUsage, msg: "--by NAME are required"},
 		hostileCase{name: "flag/approve-empty-by", args: []string{"approve", "--gate", "data-model", "--by", ""}, code: exitUsage, msg: "--by NAME are required"},
+		hostileCase{name: "flag/approve-by-with-bidi", args: []string{"approve", "--gate", "scope", "--by", "Ana \u202egnp.exe"}, code: exitUsage, msg: "control or direction characters", nothing: true},
+		hostileCase{name: "flag/approve-by-too-long", args: []string{"approve", "--gate", "scope", "--by", strings.Repeat("A", 81)}, code: exitUsage, msg: "at most 80 characters", nothing: true},
+		hostileCase{name: "flag/waive-by-with-newline", approve: true, args: []string{"exceptions", "waive", "1", "--reason", "x", "--by", "Ana\nadmin"}, code: exitUsage, msg: "control or direction characters"},
+		hostileCase{name: "flag/assign-owner-with-escape", approve: true, args: []string{"exceptions", "assign", "1", "--owner", "\x1b[2JOps"}, code: exitUsage, msg: "control or direction characters"},
+		hostileCase{name: "flag/teardown-by-with-c1", approve: true, args: []string{"teardown", "--confirm", "x", "--by", "Ana\u009b"}, code: exitUsage, msg: "control or direction characters"},
 		hostileCase{name: "flag/approve-bad-gate", args: []string{"approve", "--gate", "../../etc", "--by", "A"}, code: exitUsage},
 		hostileCase{name: "flag/assign-without-owner", approve: true, args: []string{"exceptions", "assign", "1"}, code: exitUsage, msg: "give ids and --owner"},
 		hostileCase{name: "flag/resolve-without-set", approve: true, args: []string{"exceptions", "resolve", "1"}, code: exitUsage, msg: "--set col=value"},
@@ -197,7 +202,7 @@ func hostileCorpus(t *testing.T) []hostileCase {
 		hostileCase{name: "name/reconcile-before-any-run", approve: true, args: []string{"reconcile"}, code: exitError},
 		hostileCase{name: "name/run-table-escape", approve: true, args: []string{"run", "--force", "--table", "\x1b[2J\u202e"}, code: exitUsage, msg: `no table "\x1b[2J\u202e"`, nothing: true},
 		hostileCase{name: "name/run-table-unknown", approve: true, args: []string{"run", "--table", "nosuch"}, code: exitUsage, msg: `no table "nosuch" in the plan (tables: `, nothing: true},
-		hostileCase{name: "name/approve-by-escape", args: []string{"approve", "--gate", "data-model", "--by", "\x1b]0;x\x07\u202eA"}, code: exitOK, msg: `approved data-model by \e]0;x\x07\u202eA`},
+		hostileCase{name: "name/approve-by-escape", args: []string{"approve", "--gate", "data-model", "--by", "\x1b]0;x\x07\u202eA"}, code: exitUsage, msg: `invalid value "\x1b]0;x\a\u202eA" for flag -by: the name holds control or direction characters`, nothing: true},
 	)
 	for _, p := range []string{"a%#?b", "a\x1b[31m", "../x", "A\u202eB", "a/b", strings.Repeat("p", 200)} {
 		add(hostileCase{name: "name/init-prefix/" + p[:min(len(p), 12)], plan: "-", files: map[string]string{"in/a.csv": hdr + rows(1, 2)},
@@ -233,8 +238,8 @@ func hostileCorpus(t *testing.T) []hostileCase {
 		hostileCase{name: "plan/empty", plan: "", setup: func(t *testing.T, ws string) { os.WriteFile(filepath.Join(ws, "platform.yaml"), nil, 0o600) },
 			args: []string{"check"}, code: exitUsage, msg: "empty file"},
 		hostileCase{name: "plan/huge", plan: "-", setup: func(t *testing.T, ws string) {
-			bigFile(t, filepath.Join(ws, "platform.yaml"), "schema_version: 1\n# ", 'x', 5<<20, "\n")
-		}, args: []string{"run", "--force"}, code: exitUsage, msg: "larger than 4 MiB", rssMiB: 200},
+			bigFile(t, filepath.Join(ws, "platform.yaml"), "schema_version: 1\n# ", 'x', 1<<20, "\n")
+		}, args: []string{"run", "--force"}, code: exitUsage, msg: "larger than 1 MiB", rssMiB: 200},
 		hostileCase{name: "plan/binary", plan: "\x00\x01\x02\xff\xfe\x1b[2J\x00", args: []string{"check"}, code: exitUsage, msg: "platform.yaml"},
 		hostileCase{name: "plan/alias-bomb", plan: "schema_version: 1\na: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]\nh: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g,*g]\ni: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h,*h]\n",
 			args: []string{"run", "--force"}, code: exitUsage, msg: "platform.yaml", rssMiB: 300},

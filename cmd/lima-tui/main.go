@@ -26,6 +26,7 @@ import (
 	"github.com/lima-lake/lima/internal/redact"
 	"github.com/lima-lake/lima/reports"
 	"github.com/lima-lake/lima/ui"
+	"github.com/lima-lake/lima/wizard"
 )
 
 // Exit codes of the command-line contract.
@@ -171,6 +172,38 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 		c.sets = append(c.sets, fs) // the reference is being generated (clidoc.go)
 	}
 	return fs
+}
+
+// personFlag is a flag naming a person (--by, assign's --owner): what it
+// holds is recorded in the history or the plan and shown on screens, so a
+// name wizard.CheckName refuses (control or direction characters, too
+// long) is a usage error. An empty value is left to the verb, which says
+// what it needs.
+type personFlag struct{ v *string }
+
+func (p personFlag) String() string {
+	if p.v == nil {
+		return ""
+	}
+	return *p.v
+}
+
+func (p personFlag) Set(s string) error {
+	s = strings.TrimSpace(s)
+	if s != "" {
+		if err := wizard.CheckName(s); err != nil {
+			return err
+		}
+	}
+	*p.v = s
+	return nil
+}
+
+// personVar defines a personFlag with a default.
+func personVar(fs *flag.FlagSet, name, def, usage string) *string {
+	v := def
+	fs.Var(personFlag{&v}, name, usage)
+	return &v
 }
 
 // wasSet reports whether the flag was given on the command line (an empty
@@ -659,7 +692,7 @@ func cmdApprove(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("approve", stderr)
 	planPath := fs.String("plan", "platform.yaml", "the plan")
 	gate := fs.String("gate", "", "scope or data-model")
-	by := fs.String("by", "", "who approves")
+	by := personVar(fs, "by", "", "who approves: a `name`")
 	rewrite := fs.String("rewrite", "", "data-model: tables (comma-separated) a --full-refresh may rewrite under an incompatible schema")
 	if err := fs.Parse(args); err != nil {
 		return parseExit(err)

@@ -33,7 +33,7 @@ func cmdTeardown(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	planPath := fs.String("plan", "platform.yaml", "the plan whose lake to tear down")
 	confirm := fs.String("confirm", "", "the project prefix, typed to confirm the removal")
 	jsonOut := fs.Bool("json", false, "print the inventory (and what was removed) as JSON on stdout")
-	by := fs.String("by", defaultBy(), "who confirms the teardown (recorded in platform.yaml as gates.teardown)")
+	by := personVar(fs, "by", defaultBy(), "who confirms the teardown: a `name`, recorded in platform.yaml as gates.teardown")
 	if err := fs.Parse(args); err != nil {
 		return parseExit(err)
 	}

@@ -17,10 +17,11 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// MaxPlanSize is the largest platform.yaml Load reads: a plan of 1,000
-// tables of 50 columns is about 3 MiB, and parsing YAML costs some hundred
-// times its size in memory (a 13.9 MB plan took 1.67 GB).
-const MaxPlanSize = 4 << 20
+// MaxPlanSize is the largest platform.yaml Load reads: 1 MiB holds a plan
+// of some 300 tables of 50 columns (split a bigger estate into several
+// workspaces), and parsing YAML costs some hundred times its size in
+// memory (a 13.9 MB plan took 1.67 GB).
+const MaxPlanSize = 1 << 20
 
 // Load reads and parses the plan at path; see Parse. It does not validate
 // the content: call Validate for that (a plan being built by the wizard may

@@ -339,7 +339,7 @@ func TestLoadRefusesAHugePlan(t *testing.T) {
 	if err := os.WriteFile(path, []byte(big), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "larger than 4 MiB") {
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "larger than 1 MiB") {
 		t.Fatalf("Load of a %d-byte plan: %v", len(big), err)
 	}
 }
