@@ -114,8 +114,11 @@ type ControlTotal struct {
 type SamplePair struct {
 	Locator string            `json:"locator"`
 	Source  map[string]string `json:"source"`
-	Lake    map[string]string `json:"lake,omitempty"`
-	Match   bool              `json:"match"`
+	// Raw is the source's text as read where cleaning changed it (see
+	// run.Sample.Raw); Source is that text cleaned and typed.
+	Raw   map[string]string `json:"raw,omitempty"`
+	Lake  map[string]string `json:"lake,omitempty"`
+	Match bool              `json:"match"`
 }
 
 // Reconciliation is gate 4's verdict on one table.
@@ -268,7 +271,7 @@ func Reconcile(ctx context.Context, sc sink.Scanner, e Expectation, opts ...Opti
 	}
 	matched := 0
 	for _, s := range e.Samples {
-		p := SamplePair{Locator: s.Loc.String(), Source: s.Values}
+		p := SamplePair{Locator: s.Loc.String(), Source: s.Values, Raw: s.Raw}
 		if lv, ok := lk.found[sampleKey(e, s)]; ok {
 			p.Lake = lv
 			p.Match = mapsEqual(s.Values, lv)

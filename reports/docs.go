@@ -770,7 +770,7 @@ func archIssues(p *plan.Plan, latest *Report) string {
 	}
 	ex := latest.Exceptions
 	if ex.Total > 0 {
-		fmt.Fprintf(&b, "- %d held back as exceptions (%s)", ex.Total, WholeFiles(ex.Files))
+		fmt.Fprintf(&b, "- %s", HeldBack(ex, nil))
 		var parts []string
 		for _, k := range sortedInt(ex.ByTable) {
 			parts = append(parts, fmt.Sprintf("%s %d", md(k), ex.ByTable[k]))

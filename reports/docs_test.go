@@ -131,7 +131,7 @@ func TestWriteDocsFromScratch(t *testing.T) {
 		{arch, "nfc decision", "| key text of customers | Unicode NFC: customer |"},
 		{arch, "load id decision", "| commits | one per table per run, with lima.load-id"},
 		{arch, "quality issue", "| orders | amount | decimal comma | sums off by 100x | decimal_comma |\n"},
-		{arch, "exceptions of the run", "- 1 held back as exceptions (0 whole files) — by table: orders 1; by rule: type 1;"},
+		{arch, "exceptions of the run", "- 1 row held back as an exception — by table: orders 1; by rule: type 1;"},
 		{arch, "change log", "| date | run | status | rows |\n|---|---|---|---|\n| 2026-01-05 02:00 UTC | r1 | ok | read 5, loaded 3, held back 1 |\n<!-- lima:end changelog -->\n"},
 	}
 	for _, c := range cases {

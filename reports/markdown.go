@@ -2,8 +2,12 @@ package reports
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/lima-lake/lima/gates"
 
 	"github.com/lima-lake/lima/ui/textsafe"
 )
@@ -91,6 +95,7 @@ func Markdown(r *Report) string {
 			b.WriteString("\n")
 		}
 		if len(t.Checks) > 0 {
+			fmt.Fprintf(&b, "Checks: %s.\n\n", ChecksLine(t.Checks))
 			b.WriteString("| check | result | evidence |\n|---|---|---|\n")
 			for _, c := range t.Checks {
 				fmt.Fprintf(&b, "| %s | %s | %s |\n", md(c.Name), mark(c.Status), md(c.Detail))
@@ -107,7 +112,7 @@ func Markdown(r *Report) string {
 		if len(t.Samples) > 0 {
 			b.WriteString("Sample rows, source vs lake:\n\n")
 			for _, s := range t.Samples {
-				fmt.Fprintf(&b, "- %s %s: %s\n", mark(passIf(s.Match)), md(s.Locator), md(rowText(s.Source)))
+				fmt.Fprintf(&b, "- %s %s: %s\n", mark(passIf(s.Match)), md(s.Locator), md(sourceText(s)))
 				if !s.Match {
 					fmt.Fprintf(&b, "  - lake: %s\n", md(rowText(s.Lake)))
 				}
@@ -143,7 +148,7 @@ func Markdown(r *Report) string {
 		b.WriteString("\n\n")
 	}
 	b.WriteString("## Exceptions\n\n")
-	fmt.Fprintf(&b, "%d held back (%s).\n\n", r.Exceptions.Total, WholeFiles(r.Exceptions.Files))
+	fmt.Fprintf(&b, "%s.\n\n", HeldBack(r.Exceptions, nil))
 	for _, k := range sortedInt(r.Exceptions.ByOwner) {
 		fmt.Fprintf(&b, "- owner %s: %d\n", md(k), r.Exceptions.ByOwner[k])
 	}
@@ -163,6 +168,21 @@ func Markdown(r *Report) string {
 		}
 	}
 	return b.String()
+}
+
+// sourceText is a sample's source row: each value as cleaned, and beside
+// it the text as read where cleaning changed it (calibrated_on=2026-04-03
+// (read "03/04/2026")).
+func sourceText(s gates.SamplePair) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(s.Source)) {
+		p := k + "=" + s.Source[k]
+		if r, ok := s.Raw[k]; ok {
+			p += fmt.Sprintf(" (read %q)", r)
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, " ")
 }
 
 func rowText(m map[string]string) string {
@@ -284,4 +304,77 @@ func WholeFiles(n int64) string {
 		return "1 whole file"
 	}
 	return fmt.Sprintf("%d whole files", n)
+}
+
+// HeldBack says what a run held back as exceptions, in the words every
+// output uses (the run summary, report.md, gate 4's screen, the generated
+// docs): "12 rows held back as exceptions", "12 rows and 1 whole file
+// held back as 13 exceptions", "1 whole file held back as an exception".
+// A row exception holds back one row — the rows of the tables' "held
+// back" column —; a file exception holds back the whole file, whose rows
+// were not read. num formats a count (nil: plain).
+func HeldBack(ex Exceptions, num func(int64) string) string {
+	if num == nil {
+		num = func(n int64) string { return fmt.Sprint(n) }
+	}
+	rows := ex.Total - ex.Files
+	var parts []string
+	if rows > 0 || ex.Files == 0 {
+		w := "rows"
+		if rows == 1 {
+			w = "row"
+		}
+		parts = append(parts, num(rows)+" "+w)
+	}
+	if ex.Files > 0 {
+		w := "whole files"
+		if ex.Files == 1 {
+			w = "whole file"
+		}
+		parts = append(parts, num(ex.Files)+" "+w)
+	}
+	s := strings.Join(parts, " and ") + " held back as "
+	switch {
+	case ex.Total == 1:
+		return s + "an exception"
+	case ex.Files == 0:
+		return s + "exceptions"
+	}
+	return s + num(ex.Total) + " exceptions"
+}
+
+// CheckCounts counts checks by outcome, the one count gate 4's screen and
+// report.md give: passed, warned, failed, and all of them (skipped
+// checks included in the total).
+func CheckCounts(fs []gates.Finding) (pass, warn, fail, total int) {
+	for _, f := range fs {
+		switch f.Status {
+		case gates.Pass:
+			pass++
+		case gates.Warn:
+			warn++
+		case gates.Fail:
+			fail++
+		}
+	}
+	return pass, warn, fail, len(fs)
+}
+
+// ChecksLine is "7 of 8 checks pass, 1 warned" — CheckCounts in words.
+func ChecksLine(fs []gates.Finding) string {
+	pass, warn, fail, total := CheckCounts(fs)
+	s := fmt.Sprintf("%d of %d checks pass", pass, total)
+	if total == 1 {
+		s = fmt.Sprintf("%d of 1 check passes", pass)
+	}
+	if fail > 0 {
+		s += fmt.Sprintf(", %d failed", fail)
+	}
+	if warn > 0 {
+		s += fmt.Sprintf(", %d warned", warn)
+	}
+	if skip := total - pass - warn - fail; skip > 0 {
+		s += fmt.Sprintf(", %d not made", skip)
+	}
+	return s
 }

@@ -307,7 +307,7 @@ func Build(p *plan.Plan, res *run.Result, recs map[string]*gates.Reconciliation)
 			r.Status = StatusFailed
 		}
 		t.Checks = append(t.Checks, gates.Finding{Name: "conservation", Status: passIf(t.Balanced),
-			Detail: fmt.Sprintf("read %d = loaded %d + quarantined %d + skipped %d", tr.RowsRead, tr.RowsLoaded, tr.RowsQuarantined, tr.RowsSkipped)})
+			Detail: fmt.Sprintf("read %d = loaded %d + held back %d + skipped %d", tr.RowsRead, tr.RowsLoaded, tr.RowsQuarantined, tr.RowsSkipped)})
 		r.NotChecked = append(r.NotChecked, notChecked(t, recs[tr.Name])...)
 		if rec := recs[tr.Name]; rec != nil {
 			t.Reconciliation = rec.Status
@@ -639,7 +639,7 @@ func cutSamples(in []gates.SamplePair) []gates.SamplePair {
 		return c
 	}
 	for i, p := range in {
-		out[i] = gates.SamplePair{Locator: textcut.Cell(p.Locator, 0), Source: cut(p.Source), Lake: cut(p.Lake), Match: p.Match}
+		out[i] = gates.SamplePair{Locator: textcut.Cell(p.Locator, 0), Source: cut(p.Source), Raw: cut(p.Raw), Lake: cut(p.Lake), Match: p.Match}
 	}
 	return out
 }

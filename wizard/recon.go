@@ -241,18 +241,16 @@ func (s *reconScreen) renderList() string {
 		if len(tr.ControlTotals) == 0 {
 			totals = "–"
 		}
-		pass, fail := 0, 0
-		for _, c := range tr.Checks {
-			switch c.Status {
-			case gates.Pass:
-				pass++
-			case gates.Fail:
-				fail++
-			}
-		}
-		checks := fmt.Sprintf("%s %d/%d", gateGlyph(t, tr.Reconciliation), pass, pass+fail)
-		if fail > 0 {
+		// The count report.md gives (reports.ChecksLine): every check.
+		pass, warn, fail, all := reports.CheckCounts(tr.Checks)
+		checks := fmt.Sprintf("%s %d/%d", gateGlyph(t, tr.Reconciliation), pass, all)
+		switch {
+		case fail > 0 && warn > 0:
+			checks += fmt.Sprintf(" (%d failed, %d warn)", fail, warn)
+		case fail > 0:
 			checks += fmt.Sprintf(" (%d failed)", fail)
+		case warn > 0:
+			checks += fmt.Sprintf(" (%d warn)", warn)
 		}
 		rw := reconRow{ui.Count(tr.RowsRead), ui.Count(tr.RowsLoaded), ui.Count(tr.RowsQuarantined), ui.Count(tr.RowsSkipped), bal, totals, checks}
 		rowsOf[i] = rw
@@ -311,9 +309,13 @@ func (s *reconScreen) renderList() string {
 		bar := strings.Repeat("=", l) + t.Warn.Render(strings.Repeat("!", q)) + strings.Repeat(" ", max(0, bw-l-q))
 		add(ui.Fit(fmt.Sprintf("  %s %s %s loaded · %s held", name, bar, ui.Count(tr.RowsLoaded), ui.Count(tr.RowsQuarantined)), s.w))
 	}
-	if n := r.Exceptions.Total; n > 0 {
-		add("", ui.Fit(t.Warn.Render(ui.StatusWarn.Glyph())+fmt.Sprintf(" %s row(s) held back as exceptions — owners: %s; e opens the exception browser",
-			ui.Count(n), ui.Sanitize(countList(r.Exceptions.ByOwner))), s.w))
+	if r.Exceptions.Total > 0 { // the words of the run summary and report.md; wrapped, never cut
+		g := ui.StatusWarn.Glyph()
+		lines := ui.Wrap(g+fmt.Sprintf(" %s — owners: %s; e opens the exception browser",
+			reports.HeldBack(r.Exceptions, ui.Count), ui.Sanitize(countList(r.Exceptions.ByOwner))), s.w, "  ")
+		lines[0] = t.Warn.Render(g) + strings.TrimPrefix(lines[0], g)
+		add("")
+		add(lines...)
 	}
 	return strings.Join(out, "\n")
 }
@@ -433,6 +435,9 @@ func (s *reconScreen) renderDrill() string {
 			mark := " "
 			if sp.Lake != nil && src != lake {
 				mark = ui.StatusFailed.Glyph()
+			}
+			if raw, ok := sp.Raw[c]; ok { // the text as read, then the value cleaned
+				src = raw + " → " + src
 			}
 			add(ui.Fit(fmt.Sprintf("  %s %-20s %s │ %s", mark, ui.Fit(ui.Sanitize(c), 20), padTo(ui.Fit(ui.Sanitize(src), half), half), ui.Fit(ui.Sanitize(lake), half)), s.w))
 		}

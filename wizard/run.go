@@ -461,7 +461,7 @@ func (s *runScreen) Render() string {
 	if !s.ended.IsZero() {
 		elapsed = s.ended.Sub(s.started)
 	}
-	counters := fmt.Sprintf("%d table(s) · %s rows read · %s exception(s) · %s · %s", len(s.rows), ui.Count(read), ui.Count(quar), ui.Bytes(bytes), elapsed.Round(time.Second))
+	counters := fmt.Sprintf("%d table(s) · %s rows read · %s held back · %s · %s", len(s.rows), ui.Count(read), ui.Count(quar), ui.Bytes(bytes), elapsed.Round(time.Second))
 	switch s.state {
 	case rsRunning, rsConfirm, rsCancelling:
 		add(head, s.spin.View()+" "+counters)
@@ -536,7 +536,7 @@ func (s *runScreen) doneLines() []string {
 		out = append(out, ui.Fit("  report: "+rp, s.w))
 	}
 	if o != nil && o.Result != nil {
-		out = append(out, t.Muted.Render("  balance per table: read = loaded + quarantined + skipped"))
+		out = append(out, t.Muted.Render("  balance per table: read = loaded + held back + skipped"))
 		for _, tr := range o.Result.Tables {
 			ok := tr.RowsRead == tr.RowsLoaded+tr.RowsQuarantined+tr.RowsSkipped
 			st, rel := ui.StatusOK, "="

@@ -255,7 +255,7 @@ func TestReconciliationBrowser(t *testing.T) {
 	h.contains("run r-1: reconciliation_failed", "enter gate 4: reconciliation")
 	h.key("enter")
 	h.golden("recon_list")
-	h.contains("inspections", "1,200", "1,150", "! 50 row(s) held back", "Ji-woo 34, Mateo 16", "✗ 1/2 (1 failed)", "1 off")
+	h.contains("inspections", "1,200", "1,150", "! 50 rows held back as exceptions — owners", "Ji-woo 34, Mateo 16", "✗ 1/2 (1 failed)", "1 off")
 	// At 80 columns the counts, the balance and the checks are whole; the
 	// table names give way first.
 	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})

@@ -520,7 +520,7 @@ func printSummary(w io.Writer, r *reports.Report) {
 			owners = append(owners, fmt.Sprintf("%s %d", o, n))
 		}
 		sort.Strings(owners)
-		fmt.Fprintf(w, "  ! %d held back as exceptions (%s) — owners: %s\n", r.Exceptions.Total, reports.WholeFiles(r.Exceptions.Files), ui.Sanitize(strings.Join(owners, ", ")))
+		fmt.Fprintf(w, "  ! %s — owners: %s\n", reports.HeldBack(r.Exceptions, nil), ui.Sanitize(strings.Join(owners, ", ")))
 	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "  ! %s\n", ui.Sanitize(warn))

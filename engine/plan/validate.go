@@ -728,7 +728,7 @@ func (v *validator) etl() {
 		v.add("etl.max_parallel_reads", "%d is negative; use 0 for the default or a positive number", e.MaxParallelReads)
 	}
 	if math.IsNaN(e.ErrorBudget) || e.ErrorBudget < 0 || e.ErrorBudget > 1 {
-		v.add("etl.error_budget", "%v is out of range; give the fraction of rows that may be quarantined, from 0 to 1 (0.01 = 1%%)", e.ErrorBudget)
+		v.add("etl.error_budget", "%v is out of range; give the fraction of rows that may be held back, from 0 to 1 (0.01 = 1%%)", e.ErrorBudget)
 	}
 	if n := e.MaxRecordBytes; n != 0 && (n < MinRecordBytes || n > MaxRecordBytes) {
 		v.add("etl.max_record_bytes", "%d is out of range; give the longest record in bytes, from %d (1 KiB) to %d (1 GiB), or 0 for the default 16 MiB", n, MinRecordBytes, MaxRecordBytes)

@@ -393,7 +393,7 @@ func TestValidate(t *testing.T) {
 		}},
 		{"etl", func(p *Plan) { p.ETL = ETL{MaxParallelReads: -1, ErrorBudget: 5} },
 			[]string{
-				"etl.error_budget: 5 is out of range; give the fraction of rows that may be quarantined, from 0 to 1 (0.01 = 1%)",
+				"etl.error_budget: 5 is out of range; give the fraction of rows that may be held back, from 0 to 1 (0.01 = 1%)",
 				"etl.max_parallel_reads: -1 is negative; use 0 for the default or a positive number",
 			}},
 		{"etl record limit low", func(p *Plan) { p.ETL = ETL{MaxRecordBytes: 1023} },

@@ -222,7 +222,7 @@ func (lc *lifecycle) conserved() error {
 	if tr.Balanced() && staged == lc.want {
 		return nil
 	}
-	return fmt.Errorf("rows do not balance: read %d ≠ loaded %d + quarantined %d + skipped %d (staged %d of %d accepted); nothing committed",
+	return fmt.Errorf("rows do not balance: read %d ≠ loaded %d + held back %d + skipped %d (staged %d of %d accepted); nothing committed",
 		tr.RowsRead, tr.RowsLoaded, tr.RowsQuarantined, tr.RowsSkipped, staged, lc.want)
 }
 

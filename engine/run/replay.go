@@ -349,7 +349,7 @@ func (r *replayLoad) stage(ctx context.Context) error {
 		if len(keyCols) > 0 {
 			existing[k] = true
 		}
-		sb.add(caster.Cells(), sourceLoc(e))
+		sb.add(caster.Cells(), sourceLoc(e), nil)
 		caster.Accept()
 		r.passed = append(r.passed, e.ID)
 	}

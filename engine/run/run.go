@@ -1913,7 +1913,7 @@ func (l *loader) settle(ctx context.Context, row source.Row, vals []string, null
 			return nil
 		}
 	}
-	l.stats.add(cells, row.Loc)
+	l.stats.add(cells, row.Loc, vals)
 	l.caster.Accept()
 	if l.hist != nil {
 		l.locs = append(l.locs, row.Loc.String())

@@ -93,6 +93,10 @@ type Sample struct {
 	Loc    source.Locator    `json:"locator"`
 	Key    map[string]string `json:"key,omitempty"`
 	Values map[string]string `json:"values"`
+	// Raw is the text as read of each column whose value cleaning
+	// changed (a date format, a decimal comma, padding): what the source
+	// owner would recognise, shown beside the lake's value.
+	Raw map[string]string `json:"raw,omitempty"`
 }
 
 type statsBuilder struct {
@@ -152,7 +156,9 @@ func (b *statsBuilder) addRow(cells []clean.Cell) {
 	b.rows[k] = struct{}{}
 }
 
-func (b *statsBuilder) add(cells []clean.Cell, loc source.Locator) {
+// add counts one accepted row; raw is its text as read, per column (nil
+// when there is none, as for a replayed exception).
+func (b *statsBuilder) add(cells []clean.Cell, loc source.Locator, raw []string) {
 	b.st.Rows++
 	if b.rows != nil {
 		b.addRow(cells)
@@ -187,16 +193,23 @@ func (b *statsBuilder) add(cells []clean.Cell, loc source.Locator) {
 	// Reservoir sampling (Algorithm R), deterministic per load.
 	b.seenRows++
 	if len(b.st.Samples) < b.sampleCap {
-		b.st.Samples = append(b.st.Samples, b.sample(cells, loc))
+		b.st.Samples = append(b.st.Samples, b.sample(cells, loc, raw))
 	} else if j := b.rng.Int64N(b.seenRows); j < int64(b.sampleCap) {
-		b.st.Samples[j] = b.sample(cells, loc)
+		b.st.Samples[j] = b.sample(cells, loc, raw)
 	}
 }
 
-func (b *statsBuilder) sample(cells []clean.Cell, loc source.Locator) Sample {
+func (b *statsBuilder) sample(cells []clean.Cell, loc source.Locator, raw []string) Sample {
 	s := Sample{Loc: loc, Values: make(map[string]string, len(cells))}
 	for i, c := range cells {
-		s.Values[b.cols[i]] = clean.FormatCell(b.types[i], c)
+		v := clean.FormatCell(b.types[i], c)
+		s.Values[b.cols[i]] = v
+		if i < len(raw) && raw[i] != v && !c.Null {
+			if s.Raw == nil {
+				s.Raw = map[string]string{}
+			}
+			s.Raw[b.cols[i]] = raw[i]
+		}
 	}
 	if len(b.keyCols) > 0 {
 		s.Key = map[string]string{}
