@@ -405,7 +405,7 @@ func (b *Browser) Typing() bool { return b.typing() }
 // typed into, of the help, or of the list or the detail.
 func (b *Browser) Keys() []ui.Binding {
 	nb := ui.NewBinding
-	quit := nb("ctrl+c", "quit", "ctrl+c").Quiet().Act(func() tea.Cmd { return tea.Quit })
+	quit := interruptKey()
 	switch {
 	case b.mode == modeConfirm:
 		return []ui.Binding{nb("y", "confirm", "y", "Y").Act(func() tea.Cmd {
@@ -435,11 +435,16 @@ func (b *Browser) Keys() []ui.Binding {
 	return append(out, quit)
 }
 
+// interruptKey quits from wherever the browser is.
+func interruptKey() ui.Binding {
+	return ui.NewBinding("ctrl+c", "quit", "ctrl+c").Quiet().Act(func() tea.Cmd { return tea.Quit })
+}
+
 // Refuse says why a disabled key does nothing, on the status line.
 func (b *Browser) Refuse(k ui.Binding) {
 	b.msg, b.msgOK = k.Help().Key+": "+k.Reason, false
 	if k.Help().Key == "R" {
-		b.msg = "replay is not available here: use lima-tui exceptions replay"
+		b.msg = "replay is not available here (" + k.Reason + "): use lima-tui exceptions replay"
 	}
 }
 
@@ -773,7 +778,7 @@ func (b *Browser) Render() string {
 	var body string
 	if b.showHelp {
 		var keys []ui.Binding
-		for _, k := range b.screenKeys() {
+		for _, k := range append(b.screenKeys(), interruptKey()) {
 			if k.Help().Key != "?" {
 				keys = append(keys, k)
 			}

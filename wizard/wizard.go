@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -255,6 +256,12 @@ type refuser interface {
 	Refuse(b ui.Binding)
 }
 
+// owns reports whether b is one of the screen's own bindings (not one the
+// root shares).
+func owns(s screen, b ui.Binding) bool {
+	return slices.ContainsFunc(s.Keys(), func(k ui.Binding) bool { return k.Help() == b.Help() })
+}
+
 // dispatch is a key press on bindings: the first binding with the key
 // runs its handler or, disabled, is returned as refused. While typing, a
 // printable key of a disabled binding is text: it is not claimed.
@@ -374,7 +381,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd, refused, claimed := dispatch(m.keyBindings(armed), m.typing(), msg)
 		switch {
 		case refused != nil:
-			if r, ok := m.top().(refuser); ok {
+			if r, ok := m.top().(refuser); ok && owns(m.top(), *refused) {
 				r.Refuse(*refused)
 			} else {
 				m.refused = refused.Help().Key + ": " + refused.Reason
