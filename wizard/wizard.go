@@ -1,8 +1,8 @@
 // Package wizard is the bubbletea root model of lima-tui: the gate state
-// machine, asked one question at a time. The root owns routing, focus and
-// layout; each screen is a struct with SetSize, a key map and a render
-// method. Update does no I/O: loading and saving the plan, gate 2 and the
-// run happen in tea.Cmds.
+// machine, asked one question at a time. The root owns the frame, a route
+// stack of screens and the dispatch of keys to the top screen's bindings;
+// each screen implements the screen contract below. Update does no I/O:
+// loading and saving the plan, gate 2 and the run happen in tea.Cmds.
 package wizard
 
 import (
@@ -215,12 +215,11 @@ func New(o Options) *Model {
 	a.recon = newRecon(a)
 	a.gate5 = newGate5(a)
 	a.gate1.by, a.gate5.by = &a.by, &a.by
-	a.who = newWho(a, o.By, o.ByFrom)
-	m := &Model{app: a, keys: ui.DefaultGlobalKeys()}
-	if !o.AskName {
-		a.who = nil
+	if o.AskName {
+		// The name is asked before gate 1, starting from By.
+		a.who = newWho(a, o.By, o.ByFrom)
 	}
-	return m
+	return &Model{app: a, keys: ui.DefaultGlobalKeys()}
 }
 
 // Init loads the session (the plan and the wizard's progress).
@@ -274,7 +273,7 @@ func dispatch(bs []ui.Binding, typing bool, msg tea.KeyPressMsg) (cmd tea.Cmd, r
 		case b.Enabled() && b.Run != nil:
 			return b.Run(msg), nil, true
 		case b.Enabled():
-			return nil, nil, true // help text of a component's key: see TestEveryBindingActs
+			return nil, nil, true // a binding without a handler does nothing (TestKeysDoWhatTheKeyLineAndHelpSay fails on it)
 		case typing && msg.Text != "":
 			continue
 		}
