@@ -7,17 +7,54 @@ import (
 	tea "charm.land/bubbletea/v2"
 )
 
-// Binding is a key binding with help text that, when disabled, says why
-// (lazygit style): the help shows it, and pressing it tells the user.
+// Binding is a key binding carrying its handler, its help text and, when
+// disabled, why (lazygit style). A screen's bindings are the only way a
+// key acts on it: the key line, the help and the dispatch all read the
+// same list, so they cannot disagree. Pressing a disabled binding says
+// its reason instead of acting.
 type Binding struct {
 	key.Binding
 	// Reason says why the binding is disabled; "" when it is enabled.
 	Reason string
+	// Run is what the binding does; it is given the key pressed (a
+	// binding of several keys, such as ↑/↓, tells them apart).
+	Run func(tea.KeyPressMsg) tea.Cmd
+	// HelpOnly bindings are listed by the help, not on the key line
+	// (lazygit's DisplayOnScreen false): aliases and page keys.
+	HelpOnly bool
 }
 
 // NewBinding makes an enabled binding.
 func NewBinding(keyHelp, desc string, keys ...string) Binding {
 	return Binding{Binding: key.NewBinding(key.WithKeys(keys...), key.WithHelp(keyHelp, desc))}
+}
+
+// Do returns the binding with its handler.
+func (b Binding) Do(run func(tea.KeyPressMsg) tea.Cmd) Binding {
+	b.Run = run
+	return b
+}
+
+// Act returns the binding with a handler that does not need the key.
+func (b Binding) Act(run func() tea.Cmd) Binding {
+	b.Run = func(tea.KeyPressMsg) tea.Cmd { return run() }
+	return b
+}
+
+// Quiet returns the binding listed by the help only, not the key line.
+func (b Binding) Quiet() Binding {
+	b.HelpOnly = true
+	return b
+}
+
+// Find is the first binding msg presses, enabled or not.
+func Find(bs []Binding, msg tea.KeyPressMsg) (Binding, bool) {
+	for _, b := range bs {
+		if b.Pressed(msg) {
+			return b, true
+		}
+	}
+	return Binding{}, false
 }
 
 // Disable returns the binding disabled for the reason given.
@@ -107,11 +144,11 @@ func (k GlobalKeys) All() []Binding {
 	return []Binding{k.Help, k.Filter, k.Back, k.Quit, k.Interrupt}
 }
 
-// HelpLine renders the enabled bindings on one line.
+// HelpLine renders the enabled bindings of the key line on one line.
 func HelpLine(t Theme, bs ...Binding) string {
 	var parts []string
 	for _, b := range bs {
-		if b.Enabled() {
+		if b.Enabled() && !b.HelpOnly {
 			parts = append(parts, b.HelpEntry(t))
 		}
 	}
@@ -126,7 +163,7 @@ func HelpWrap(t Theme, width, maxLines int, bs ...Binding) []string {
 	var lines []string
 	cur := ""
 	for _, b := range bs {
-		if !b.Enabled() {
+		if !b.Enabled() || b.HelpOnly {
 			continue
 		}
 		e := b.HelpEntry(t)

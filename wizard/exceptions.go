@@ -36,8 +36,10 @@ type ExceptionsOptions struct {
 	// Context is the parent of every ledger call (default Background).
 	Context context.Context
 	// Back, when set, is what esc does in the unfiltered list (the
-	// wizard's way back to the reconciliation), shown in the help line.
-	Back string
+	// wizard's way back to the reconciliation), shown in the help line;
+	// OnBack does it.
+	Back   string
+	OnBack func() tea.Cmd
 }
 
 // Browser is the exception browser: a virtual list over the ledger. Only
@@ -130,8 +132,43 @@ type (
 	}
 )
 
-// NewExceptions returns the browser; Init counts and fetches the first page.
-func NewExceptions(o ExceptionsOptions) *Browser {
+// Exceptions is the exception browser as a program of its own (lima-tui
+// exceptions): the screen alone, its keys dispatched to its bindings as
+// the wizard dispatches them.
+type Exceptions struct{ *Browser }
+
+// NewExceptions returns the browser program; Init counts and fetches the
+// first page.
+func NewExceptions(o ExceptionsOptions) *Exceptions { return &Exceptions{newBrowser(o)} }
+
+// Update dispatches a key to the browser's bindings; other messages go to
+// the browser.
+func (x *Exceptions) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return x, x.Browser.Update(msg)
+	}
+	cmd, refused, claimed := dispatch(x.Keys(), x.Typing(), k)
+	switch {
+	case refused != nil:
+		x.Refuse(*refused)
+	case !claimed && x.Typing():
+		cmd = x.Browser.Update(k)
+	}
+	return x, cmd
+}
+
+// View renders the browser in the alternate screen.
+func (x *Exceptions) View() tea.View {
+	v := tea.NewView(x.Render())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeNone
+	v.WindowTitle = "Lima exceptions"
+	return v
+}
+
+// newBrowser returns the browser screen.
+func newBrowser(o ExceptionsOptions) *Browser {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -284,38 +321,45 @@ func (b *Browser) move(d int) tea.Cmd {
 	return cmd
 }
 
-// Update handles keys, sizes and the ledger's answers.
-func (b *Browser) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+// SetSize sets the terminal's size (the browser draws all of it).
+func (b *Browser) SetSize(w, h int) { b.w, b.h = w, h }
+
+// fullScreen: the browser draws its own title and key line.
+func (b *Browser) fullScreen() {}
+
+// Update handles sizes, the ledger's answers and, in a text field, the
+// keys typed.
+func (b *Browser) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		b.w, b.h = msg.Width, msg.Height
-		return b, b.move(0)
+		return b.move(0)
 	case bFilterMsg:
 		if msg.err != nil {
 			b.err = msg.err.Error()
-			return b, nil
+			return nil
 		}
 		b.filter = msg.f
 		b.resetList()
-		return b, b.reload()
+		return b.reload()
 	case bCountMsg:
 		if msg.gen != b.gen {
-			return b, nil
+			return nil
 		}
 		if msg.err != nil {
 			b.err = msg.err.Error()
-			return b, nil
+			return nil
 		}
 		b.total, b.counted = msg.total, true
-		return b, b.move(0)
+		return b.move(0)
 	case bPageMsg:
 		if msg.gen != b.gen {
-			return b, nil
+			return nil
 		}
 		delete(b.inflight, msg.page)
 		if msg.err != nil {
 			b.err = msg.err.Error()
-			return b, nil
+			return nil
 		}
 		b.pages[msg.page] = msg.rows
 		if msg.next == "" || len(msg.rows) < b.pageSize {
@@ -324,168 +368,153 @@ func (b *Browser) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			b.cursors = append(b.cursors, msg.next)
 		}
 		b.evict()
-		return b, b.move(0)
+		return b.move(0)
 	case bDetailMsg:
 		if msg.err != nil {
 			b.err = msg.err.Error()
-			return b, nil
+			return nil
 		}
 		if msg.id == b.detailID {
 			d := msg.detail
 			b.detail = &d
 			b.detailFoc = min(b.detailFoc, max(0, len(b.detailItems())-1))
 		}
-		return b, nil
+		return nil
 	case bActionMsg:
 		if msg.err != nil {
 			b.err, b.msg = msg.err.Error(), ""
 		} else {
 			b.err, b.msg, b.msgOK = "", msg.done, true
 		}
-		return b, b.refresh()
+		return b.refresh()
 	case tea.KeyPressMsg:
-		return b, b.key(msg)
+		if b.typing() {
+			return b.typeKey(msg)
+		}
 	}
-	return b, nil
+	return nil
 }
 
 func (b *Browser) typing() bool { return b.mode != modeList && b.mode != modeConfirm }
 
-func (b *Browser) key(k tea.KeyPressMsg) tea.Cmd {
-	s := k.String()
-	if s == "ctrl+c" {
-		return tea.Quit
-	}
-	switch b.mode {
-	case modeConfirm:
-		b.mode = modeList
-		if s == "y" || s == "Y" {
+// Typing: a text field (the filter, an owner, a fix, a reason) has the
+// focus.
+func (b *Browser) Typing() bool { return b.typing() }
+
+// Keys are the browser's bindings: of the question asked, of the field
+// typed into, of the help, or of the list or the detail.
+func (b *Browser) Keys() []ui.Binding {
+	nb := ui.NewBinding
+	quit := interruptKey()
+	switch {
+	case b.mode == modeConfirm:
+		return []ui.Binding{nb("y", "confirm", "y", "Y").Act(func() tea.Cmd {
 			run := b.pending
-			b.pending, b.confirm = nil, ""
+			b.mode, b.pending, b.confirm = modeList, nil, ""
 			return run()
-		}
-		b.pending, b.confirm, b.msg, b.msgOK = nil, "", "cancelled: nothing was changed", false
-		return nil
-	case modeFilter, modeAssign, modeEdit, modeWaive:
-		return b.typeKey(k)
+		}), nb("n/esc", "cancel", "n", "N", "esc").Act(func() tea.Cmd {
+			b.mode, b.pending, b.confirm, b.msg, b.msgOK = modeList, nil, "", "cancelled: nothing was changed", false
+			return nil
+		}), quit}
+	case b.typing():
+		return []ui.Binding{nb("enter", "apply", "enter").Act(func() tea.Cmd { return b.submit(strings.TrimSpace(string(b.input))) }),
+			nb("esc", "cancel", "esc").Act(func() tea.Cmd { b.mode, b.input = modeList, nil; return nil }), quit}
 	}
-	b.err = ""
-	if b.showHelp {
-		b.showHelp = false // any key closes the help; esc, ? and q only that
-		if s == "esc" || s == "?" || s == "q" {
-			return nil
-		}
-	} else if s == "?" {
-		b.showHelp = true
-		return nil
+	keys := b.screenKeys()
+	if !b.showHelp {
+		return append(keys, quit)
 	}
-	if b.showDetail {
-		switch s {
-		case "esc", "backspace", "left", "h":
-			b.showDetail, b.detail = false, nil
-			return nil
-		case "up", "k":
-			b.detailFoc = max(0, b.detailFoc-1)
-			return nil
-		case "down", "j":
-			b.detailFoc = min(b.detailFoc+1, max(0, len(b.detailItems())-1))
-			return nil
-		case "y":
-			items := b.detailItems()
-			if b.detailFoc < len(items) {
-				it := items[b.detailFoc]
-				b.msg, b.msgOK = "copied "+it.label+" to the clipboard (OSC 52)", true
-				return tea.SetClipboard(it.value)
-			}
-			return nil
-		}
-	} else {
-		switch s {
-		case "up", "k":
-			return b.move(-1)
-		case "down", "j":
-			return b.move(1)
-		case "pgdown", "space", "f":
-			return b.move(b.listHeight())
-		case "pgup", "b":
-			return b.move(-b.listHeight())
-		case "home", "g":
-			return b.move(-b.cur)
-		case "s":
-			b.desc = !b.desc
-			b.resetList()
-			return b.reload()
-		case "esc":
-			if b.filter != (ledger.Filter{Now: b.filter.Now}) {
-				b.filter = ledger.Filter{}
-				b.resetList()
-				return b.reload()
-			}
-			return nil
-		case "q":
-			return tea.Quit
-		case "/":
-			b.mode, b.prompt, b.input = modeFilter, "filter", []rune(filterText(b.filter))
-			return nil
-		case "r":
-			return b.refresh()
-		case "enter":
-			e, ok := b.row(b.cur)
-			if !ok {
-				return nil
-			}
-			b.showDetail, b.detailID, b.detail, b.detailFoc = true, e.ID, nil, 0
-			return b.detailCmd(e.ID)
-		case "y":
-			e, ok := b.row(b.cur)
-			if !ok {
-				return nil
-			}
-			b.msg, b.msgOK = fmt.Sprintf("copied the raw row of #%d to the clipboard (OSC 52)", e.ID), true
-			return tea.SetClipboard(string(e.Raw))
-		}
+	// On the help any key closes it; esc, ? and q only that, the others
+	// then act as they do on the list.
+	out := []ui.Binding{nb("esc/?", "close the help", "esc", "?", "q").Act(func() tea.Cmd { b.showHelp = false; return nil })}
+	for _, k := range keys {
+		run := k.Run
+		k.Run = func(msg tea.KeyPressMsg) tea.Cmd { b.showHelp = false; return run(msg) }
+		out = append(out, k.Quiet())
 	}
-	// Actions, in the list and in the detail pane.
-	id, ok := b.focusedID()
-	switch s {
-	case "a", "e", "w":
+	return append(out, quit)
+}
+
+// interruptKey quits from wherever the browser is.
+func interruptKey() ui.Binding {
+	return ui.NewBinding("ctrl+c", "quit", "ctrl+c").Quiet().Act(func() tea.Cmd { return tea.Quit })
+}
+
+// Refuse says why a disabled key does nothing, on the status line.
+func (b *Browser) Refuse(k ui.Binding) {
+	b.msg, b.msgOK = k.Help().Key+": "+k.Reason, false
+	if k.Help().Key == "R" {
+		b.msg = "replay is not available here (" + k.Reason + "): use lima-tui exceptions replay"
+	}
+}
+
+// act is a handler of the list or the detail: a key there clears the last
+// error first.
+func (b *Browser) act(run func() tea.Cmd) func(tea.KeyPressMsg) tea.Cmd {
+	return func(tea.KeyPressMsg) tea.Cmd { b.err = ""; return run() }
+}
+
+// prompt opens the field of an action on the focused exception.
+func (b *Browser) promptFor(mode browserMode, format string) func() tea.Cmd {
+	return func() tea.Cmd {
+		id, ok := b.focusedID()
 		if !ok {
 			return nil
 		}
 		b.input = nil
-		switch s {
-		case "a":
-			b.mode, b.prompt = modeAssign, fmt.Sprintf("assign #%d to owner", id)
-		case "e":
-			b.mode, b.prompt = modeEdit, fmt.Sprintf("fix #%d, col=value", id)
-		case "w":
-			b.mode, b.prompt = modeWaive, fmt.Sprintf("waive #%d, reason", id)
-		}
-		return nil
-	case "R":
-		if b.o.Replay == nil {
-			b.msg, b.msgOK = "replay is not available here: use lima-tui exceptions replay", false
-			return nil
-		}
-		table := b.filter.Table
-		what := "the fixed rows of every table"
-		if table != "" {
-			what = "the fixed rows of " + ui.Sanitize(table)
-		}
-		b.ask("replay "+what+" into the lake", func() tea.Cmd {
-			b.msg, b.msgOK = "replaying …", true
-			ctx, replay := b.o.Context, b.o.Replay
-			return func() tea.Msg {
-				out, err := replay(ctx, table)
-				if err != nil {
-					return bActionMsg{err: fmt.Errorf("replay: %w", err)}
-				}
-				return bActionMsg{done: "replayed; report " + out}
-			}
-		})
+		b.mode, b.prompt = mode, fmt.Sprintf(format, id)
 		return nil
 	}
+}
+
+// replay asks, then replays the fixed rows of the filter's table (of
+// every table when none).
+func (b *Browser) replay() tea.Cmd {
+	table := b.filter.Table
+	what := "the fixed rows of every table"
+	if table != "" {
+		what = "the fixed rows of " + ui.Sanitize(table)
+	}
+	b.ask("replay "+what+" into the lake", func() tea.Cmd {
+		b.msg, b.msgOK = "replaying …", true
+		ctx, replay := b.o.Context, b.o.Replay
+		return func() tea.Msg {
+			out, err := replay(ctx, table)
+			if err != nil {
+				return bActionMsg{err: fmt.Errorf("replay: %w", err)}
+			}
+			return bActionMsg{done: "replayed; report " + out}
+		}
+	})
 	return nil
+}
+
+func (b *Browser) copyRow() tea.Cmd {
+	e, ok := b.row(b.cur)
+	if !ok {
+		return nil
+	}
+	b.msg, b.msgOK = fmt.Sprintf("copied the raw row of #%d to the clipboard (OSC 52)", e.ID), true
+	return tea.SetClipboard(string(e.Raw))
+}
+
+func (b *Browser) copyValue() tea.Cmd {
+	items := b.detailItems()
+	if b.detailFoc >= len(items) {
+		return nil
+	}
+	it := items[b.detailFoc]
+	b.msg, b.msgOK = "copied "+it.label+" to the clipboard (OSC 52)", true
+	return tea.SetClipboard(it.value)
+}
+
+func (b *Browser) openDetail() tea.Cmd {
+	e, ok := b.row(b.cur)
+	if !ok {
+		return nil
+	}
+	b.showDetail, b.detailID, b.detail, b.detailFoc = true, e.ID, nil, 0
+	return b.detailCmd(e.ID)
 }
 
 func (b *Browser) ask(what string, run func() tea.Cmd) {
@@ -502,9 +531,6 @@ func (b *Browser) focusedID() (int64, bool) {
 
 func (b *Browser) typeKey(k tea.KeyPressMsg) tea.Cmd {
 	switch k.String() {
-	case "esc":
-		b.mode, b.input = modeList, nil
-		return nil
 	case "backspace":
 		if len(b.input) > 0 {
 			b.input = b.input[:len(b.input)-1]
@@ -513,8 +539,6 @@ func (b *Browser) typeKey(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+u":
 		b.input = nil
 		return nil
-	case "enter":
-		return b.submit(strings.TrimSpace(string(b.input)))
 	}
 	if k.Text != "" {
 		b.input = append(b.input, []rune(k.Text)...)
@@ -738,15 +762,6 @@ func filterText(f ledger.Filter) string {
 
 // ---- rendering ----
 
-// View renders the browser in the alternate screen.
-func (b *Browser) View() tea.View {
-	v := tea.NewView(b.Render())
-	v.AltScreen = true
-	v.MouseMode = tea.MouseModeNone
-	v.WindowTitle = "Lima exceptions"
-	return v
-}
-
 // Render is the screen as text (styled; tests strip the styles).
 func (b *Browser) Render() string {
 	t := b.t
@@ -762,7 +777,13 @@ func (b *Browser) Render() string {
 	bw, bh := b.bodySize()
 	var body string
 	if b.showHelp {
-		body = t.Title.Render("Keys") + "\n" + ui.HelpFull(t, b.screenKeys()[1:]...) + "\n\n" + t.Muted.Render("esc, ? or q closes this help")
+		var keys []ui.Binding
+		for _, k := range append(b.screenKeys(), interruptKey()) {
+			if k.Help().Key != "?" {
+				keys = append(keys, k)
+			}
+		}
+		body = t.Title.Render("Keys") + "\n" + ui.HelpFull(t, keys...) + "\n\n" + t.Muted.Render("esc, ? or q closes this help")
 	} else if b.showDetail {
 		body = b.renderDetail(bw, bh-1)
 	} else {
@@ -771,7 +792,7 @@ func (b *Browser) Render() string {
 	if full {
 		// At full size the key line has two lines (a short one sits on
 		// the lower), so no key is cut.
-		help := ui.HelpWrap(t, b.w-1, helpLinesFull, b.helpKeys()...)
+		help := ui.HelpWrap(t, b.w-1, helpLinesFull, b.Keys()...)
 		for len(help) < helpLinesFull {
 			help = append([]string{""}, help...)
 		}
@@ -779,7 +800,7 @@ func (b *Browser) Render() string {
 		return ui.Fit(" "+title, b.w) + "\n\n" + indent(body, " ") + "\n" + indent(strings.Join(help, "\n"), " ")
 	}
 	body = padLines(ui.FitLines(body, bw, bh-1), bh-1) + "\n" + ui.Fit(b.statusLine(), bw)
-	help := ui.HelpLine(t, b.helpKeys()...)
+	help := ui.HelpLine(t, b.Keys()...)
 	return ui.Fit(title, b.w) + "\n" + body + "\n" + ui.Fit(help, b.w)
 }
 
@@ -787,7 +808,7 @@ func (b *Browser) statusLine() string {
 	t := b.t
 	switch {
 	case b.mode == modeConfirm:
-		return t.Warn.Render("! "+b.confirm+"?") + " " + t.Key.Render("y") + " yes · any other key: no"
+		return t.Warn.Render("! "+b.confirm+"?") + " " + t.Key.Render("y") + " yes · n or esc: no"
 	case b.typing():
 		return t.Key.Render(b.prompt+": ") + ui.Sanitize(string(b.input)) + "█"
 	case b.err != "":
@@ -800,40 +821,66 @@ func (b *Browser) statusLine() string {
 	return ""
 }
 
-func (b *Browser) helpKeys() []ui.Binding {
-	nb := ui.NewBinding
-	switch {
-	case b.mode == modeConfirm:
-		return []ui.Binding{nb("y", "confirm", "y"), nb("n/esc", "cancel", "n")}
-	case b.typing():
-		return []ui.Binding{nb("enter", "apply", "enter"), nb("esc", "cancel", "esc")}
-	}
-	if b.showHelp {
-		return []ui.Binding{nb("esc/?", "close the help", "esc")}
-	}
-	return b.screenKeys()
-}
-
 // screenKeys are the keys of the list, or of the detail when it is shown.
 func (b *Browser) screenKeys() []ui.Binding {
 	nb := ui.NewBinding
-	help := nb("?", "all keys", "?")
-	replay := nb("R", "replay", "R")
+	help := nb("?", "all keys", "?").Act(func() tea.Cmd { b.showHelp = true; return nil })
+	replay := nb("R", "replay", "R").Do(b.act(b.replay))
 	if b.o.Replay == nil {
 		replay = replay.Disable("no plan")
 	}
+	assign := nb("a", "assign", "a").Do(b.act(b.promptFor(modeAssign, "assign #%d to owner")))
+	edit := nb("e", "edit", "e").Do(b.act(b.promptFor(modeEdit, "fix #%d, col=value")))
+	waive := nb("w", "waive", "w").Do(b.act(b.promptFor(modeWaive, "waive #%d, reason")))
 	if b.showDetail {
-		return []ui.Binding{help, nb("↑/↓", "value", "up"), nb("y", "copy", "y"), nb("a", "assign", "a"), nb("e", "edit", "e"),
-			nb("w", "waive", "w"), replay, nb("esc", "back", "esc")}
+		value := nb("↑/↓", "value", "up", "k", "down", "j").Do(func(msg tea.KeyPressMsg) tea.Cmd {
+			b.err = ""
+			if k := msg.String(); k == "up" || k == "k" {
+				b.detailFoc = max(0, b.detailFoc-1)
+			} else {
+				b.detailFoc = min(b.detailFoc+1, max(0, len(b.detailItems())-1))
+			}
+			return nil
+		})
+		back := nb("esc", "back", "esc", "backspace", "left", "h").Do(b.act(func() tea.Cmd { b.showDetail, b.detail = false, nil; return nil }))
+		return []ui.Binding{help, value, nb("y", "copy", "y").Do(b.act(b.copyValue)), assign, edit, waive, replay, back}
 	}
-	keys := []ui.Binding{help, nb("↑/↓", "move", "up"), nb("enter", "detail", "enter"), nb("/", "filter", "/"), nb("s", "order", "s"),
-		nb("a", "assign", "a"), nb("e", "edit", "e"), nb("w", "waive", "w"), replay, nb("y", "copy", "y"), nb("q", "quit", "q")}
-	if b.o.Back != "" {
-		back := nb("esc", b.o.Back, "esc")
-		if b.filter != (ledger.Filter{Now: b.filter.Now}) {
-			back = nb("esc", "clear filter", "esc")
+	move := nb("↑/↓", "move", "up", "k", "down", "j").Do(func(msg tea.KeyPressMsg) tea.Cmd {
+		b.err = ""
+		if k := msg.String(); k == "up" || k == "k" {
+			return b.move(-1)
 		}
-		keys = append([]ui.Binding{back}, keys...)
+		return b.move(1)
+	})
+	page := nb("pgup/pgdn", "page", "pgup", "b", "pgdown", "space", "f").Quiet().Do(func(msg tea.KeyPressMsg) tea.Cmd {
+		b.err = ""
+		if k := msg.String(); k == "pgup" || k == "b" {
+			return b.move(-b.listHeight())
+		}
+		return b.move(b.listHeight())
+	})
+	order := nb("s", "order", "s").Do(b.act(func() tea.Cmd {
+		b.desc = !b.desc
+		b.resetList()
+		return b.reload()
+	}))
+	filter := nb("/", "filter", "/").Do(b.act(func() tea.Cmd {
+		b.mode, b.prompt, b.input = modeFilter, "filter", []rune(filterText(b.filter))
+		return nil
+	}))
+	keys := []ui.Binding{help, move, nb("enter", "detail", "enter").Do(b.act(b.openDetail)), filter, order,
+		assign, edit, waive, replay, nb("y", "copy", "y").Do(b.act(b.copyRow)), nb("q", "quit", "q").Act(func() tea.Cmd { return tea.Quit }),
+		page, nb("home/g", "first row", "home", "g").Quiet().Do(b.act(func() tea.Cmd { return b.move(-b.cur) })),
+		nb("r", "refresh", "r").Quiet().Do(b.act(b.refresh))}
+	switch {
+	case b.filter != (ledger.Filter{Now: b.filter.Now}):
+		keys = append([]ui.Binding{nb("esc", "clear filter", "esc").Do(b.act(func() tea.Cmd {
+			b.filter = ledger.Filter{}
+			b.resetList()
+			return b.reload()
+		}))}, keys...)
+	case b.o.Back != "" && b.o.OnBack != nil:
+		keys = append([]ui.Binding{nb("esc", b.o.Back, "esc", "shift+tab").Act(b.o.OnBack)}, keys...)
 	}
 	return keys
 }

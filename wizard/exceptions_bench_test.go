@@ -59,7 +59,7 @@ func BenchmarkBrowserFirstScreen1M(b *testing.B) {
 
 // run2 runs a Cmd synchronously (no timeout: the benchmark waits for the
 // ledger) and delivers the browser's own results.
-func run2(cmd tea.Cmd, m *Browser) {
+func run2(cmd tea.Cmd, m *Exceptions) {
 	for _, msg := range collectAll(cmd) {
 		switch msg.(type) {
 		case bPageMsg, bCountMsg, bDetailMsg, bActionMsg:

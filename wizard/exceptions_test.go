@@ -96,7 +96,7 @@ func seedLedger(t testing.TB, n int, extra ...ledger.Exception) ledger.Store {
 
 type bHarness struct {
 	t *testing.T
-	b *Browser
+	b *Exceptions
 }
 
 func newBrowserHarness(t *testing.T, st ledger.Store, o ExceptionsOptions) *bHarness {

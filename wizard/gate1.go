@@ -29,6 +29,7 @@ const otherValue = "\x00other"
 // of one field embedded in the screen: a select for choices, a multi-select
 // for a list of choices, an input with validation for free text.
 type gate1Screen struct {
+	app   *app
 	theme ui.Theme
 	w, h  int
 	keys  gate1Keys
@@ -126,8 +127,9 @@ func (s *gate1Screen) lookFor(answer string, defaults bool) tea.Cmd {
 	return func() tea.Msg { return sourceCheckedMsg{check: c, err: checkSources(dir, c.answer)} }
 }
 
-func newGate1(t ui.Theme) *gate1Screen {
-	return &gate1Screen{theme: t, qs: gates.Questions(), answers: gates.Answers{}, answered: map[string]bool{}, start: ui.DefaultStartKeys(),
+func newGate1(a *app) *gate1Screen {
+	t := a.theme
+	return &gate1Screen{app: a, theme: t, qs: gates.Questions(), answers: gates.Answers{}, answered: map[string]bool{}, start: ui.DefaultStartKeys(),
 		keys: gate1Keys{
 			Up:       ui.NewBinding("↑/↓", "move", "up", "k"),
 			Down:     ui.NewBinding("↓/j", "down", "down", "j"),
@@ -314,60 +316,139 @@ func (s *gate1Screen) build(cur string) tea.Cmd {
 // Keys is the screen's key map, disabled bindings with their reason.
 func (s *gate1Screen) Keys() []ui.Binding {
 	k := s.keys
+	// A key while the folder is looked for: the look is forgotten, the
+	// key acts on the question.
+	act := func(run func(tea.KeyPressMsg) tea.Cmd) func(tea.KeyPressMsg) tea.Cmd {
+		return func(msg tea.KeyPressMsg) tea.Cmd {
+			s.forgetCheck()
+			return run(msg)
+		}
+	}
+	form := act(func(msg tea.KeyPressMsg) tea.Cmd { _, cmd := s.form.Update(msg); return cmd })
+	back := act(func(tea.KeyPressMsg) tea.Cmd { return s.back() })
+	defaults := act(func(tea.KeyPressMsg) tea.Cmd { return s.defaults(s.app.saver) })
+	k.Back, k.Defaults = k.Back.Do(back), k.Defaults.Do(defaults)
 	if len(s.history) == 0 {
 		k.Back = k.Back.Disable("this is the first question")
 	}
 	if s.done() {
-		k.Next = k.Next.Enable()
+		k.Next = k.Next.Act(s.approve)
 		if s.scope == nil {
-			k.Next = ui.NewBinding("enter", "approve the scope, go to gate 2", "enter")
+			k.Next = ui.NewBinding("enter", "approve the scope, go to gate 2", "enter").Act(s.approve)
 		}
 		if s.approving {
+			// The approval is being written: it decides where enter
+			// leads, so nothing moves meanwhile.
 			k.Next = k.Next.Disable("recording the approval")
+			k.Back = k.Back.Disable("recording the approval")
 		}
 		if failed := gates.FailedFindings(gates.CheckAnswers(s.answers)); len(failed) > 0 {
 			k.Next = k.Next.Disable(fmt.Sprintf("%d answer(s) do not pass gate 1", len(failed)))
 		}
-		return []ui.Binding{k.Next, s.start.LastRun, s.start.Queue, k.Back}
+		last := s.app.lastReport
+		lastRun := s.start.LastRun.Act(func() tea.Cmd { return readLastRun(last, false) })
+		queue := s.start.Queue.Act(func() tea.Cmd { return readLastRun(last, true) })
+		return []ui.Binding{k.Next, lastRun, queue, k.Back}
 	}
 	q := s.question()
 	if s.editing {
-		k.Choose = ui.NewBinding("enter", "answer", "enter")
-		k.Defaults = ui.NewBinding("ctrl+d", "defaults for the rest", "ctrl+d")
+		k.Choose = ui.NewBinding("enter", "answer", "enter").Do(act(s.enter))
+		k.Defaults = ui.NewBinding("ctrl+d", "defaults for the rest", "ctrl+d").Do(defaults)
 		if s.other {
-			k.Back = ui.NewBinding("esc", "back to the list", "esc", "shift+tab")
+			k.Back = ui.NewBinding("esc", "back to the list", "esc", "shift+tab").Do(act(func(tea.KeyPressMsg) tea.Cmd {
+				// Back from the typed answer to the list.
+				s.other = false
+				s.problem, s.fix = "", ""
+				return s.build(otherValue)
+			}))
 		}
 		return []ui.Binding{k.Choose, k.Defaults, k.Back}
 	}
+	k.Choose = k.Choose.Do(act(s.enter))
 	if !q.Multi {
 		k.Toggle = k.Toggle.Disable("one answer only: enter chooses it")
 	} else {
-		k.Choose = ui.NewBinding("enter", "confirm the ticked", "enter")
+		k.Choose = ui.NewBinding("enter", "confirm the ticked", "enter").Do(act(s.enter))
 	}
-	return []ui.Binding{k.Up, k.Choose, k.Toggle, k.Defaults, k.Back}
+	return []ui.Binding{k.Up.Do(form), k.Choose, k.Toggle.Do(form), k.Defaults, k.Back, k.Down.Quiet().Do(form)}
 }
 
-// Update handles the screen's keys; next is true when gate 1 is done and
-// the user goes on to gate 2.
-func (s *gate1Screen) Update(msg tea.Msg, sv *saver) (tea.Cmd, bool) {
+// forgetCheck forgets the look for a source folder (a key was pressed
+// meanwhile).
+func (s *gate1Screen) forgetCheck() {
+	if s.checking != nil {
+		s.checking, s.status = nil, ""
+	}
+}
+
+// approve records the scope approval (gate 1 passes with a recorded human
+// answer); gate 2 starts once it is written.
+func (s *gate1Screen) approve() tea.Cmd {
+	s.approving = true
+	s.status, s.statusOK = "recording the approval…", ui.StatusPending
+	return s.app.saver.Approve(s.answers, s.answered, s.approver())
+}
+
+// enter takes the current question's answer. The form sees enter (it
+// validates and shows its mark); the screen records the answer, so the
+// form never completes itself.
+func (s *gate1Screen) enter(msg tea.KeyPressMsg) tea.Cmd {
+	sv, q := s.app.saver, s.question()
+	s.form.Update(msg)
+	switch {
+	case s.editing:
+		if err := s.form.GetFocusedField().Error(); err != nil {
+			s.showError(err)
+			return nil
+		}
+		return s.answer(strings.TrimSpace(s.text), sv)
+	case q.Multi:
+		var vals []string
+		for _, c := range q.Choices { // in the questions' order
+			if slices.Contains(s.multi, c.Value) {
+				vals = append(vals, c.Value)
+			}
+		}
+		return s.answer(strings.Join(vals, ", "), sv)
+	case s.choice == otherValue:
+		s.other = true
+		s.problem, s.fix = "", ""
+		cur := s.current()
+		if s.answered[q.ID] && isChoice(q, cur) || !s.answered[q.ID] {
+			cur = ""
+		}
+		return s.build(cur)
+	}
+	return s.answer(s.choice, sv)
+}
+
+// Update handles the saves, the source checks and, while a field is
+// typed into, its keys.
+func (s *gate1Screen) Update(msg tea.Msg) tea.Cmd {
+	sv := s.app.saver
 	switch msg := msg.(type) {
 	case savedMsg:
 		if msg.seq < sv.seq {
-			return nil, false
+			return nil
 		}
 		var nyet errNotYet
 		if s.approving && s.done() {
 			s.approving = false
 			if msg.err != nil {
 				s.status, s.statusOK = "scope not approved: "+ui.Sanitize(msg.err.Error()), ui.StatusFailed
-				return nil, false
+				return nil
 			}
 			s.scope = msg.approval
 			s.status, s.statusOK = "scope approved by "+ui.Sanitize(s.approver())+", recorded in platform.yaml", ui.StatusOK
 			if msg.kept {
 				s.status = "scope approval kept: the answers are the ones " + ui.Sanitize(msg.approval.ApprovedBy) + " approved"
 			}
-			return nil, true
+			if a := s.app; a.shown(s) {
+				// The scope approval is recorded: gate 2 starts.
+				a.push(a.gate2)
+				return a.gate2.Start()
+			}
+			return nil
 		}
 		switch {
 		case msg.err == nil:
@@ -378,105 +459,32 @@ func (s *gate1Screen) Update(msg tea.Msg, sv *saver) (tea.Cmd, bool) {
 		default:
 			s.status, s.statusOK = "not saved: "+ui.Sanitize(msg.err.Error()), ui.StatusFailed
 		}
-		return nil, false
+		return nil
 	case sourceCheckedMsg:
 		if s.checking == nil || *s.checking != msg.check || s.idx != msg.check.idx {
-			return nil, false // answered otherwise meanwhile
+			return nil // answered otherwise meanwhile
 		}
 		s.checking, s.status = nil, ""
 		if msg.err != nil {
 			s.showError(msg.err)
-			return nil, false
+			return nil
 		}
 		s.checked = msg.check.answer
 		if msg.check.defaults {
-			return s.defaults(sv), false
+			return s.defaults(sv)
 		}
-		return s.answer(msg.check.answer, sv), false
+		return s.answer(msg.check.answer, sv)
 	case tea.KeyPressMsg:
-		if s.checking != nil {
-			// A key while the folder is looked for: the look is
-			// forgotten, the key acts on the question.
-			s.checking, s.status = nil, ""
-		}
-		return s.key(msg, sv)
+		s.forgetCheck()
 	case tea.WindowSizeMsg:
-		return nil, false
+		return nil
 	}
-	// Cursor blinks and the like belong to the form.
+	// Typed text, cursor blinks and the like belong to the form.
 	if s.form != nil {
 		_, cmd := s.form.Update(msg)
-		return cmd, false
+		return cmd
 	}
-	return nil, false
-}
-
-func (s *gate1Screen) key(msg tea.KeyPressMsg, sv *saver) (tea.Cmd, bool) {
-	if s.done() {
-		if s.approving {
-			// The approval is being written: it decides where enter
-			// leads, so no key moves meanwhile.
-			return nil, false
-		}
-		switch {
-		case s.keys.Back.Pressed(msg):
-			return s.back(), false
-		case s.keys.Next.Pressed(msg) && !s.approving:
-			if len(gates.FailedFindings(gates.CheckAnswers(s.answers))) == 0 {
-				// Gate 1 passes with a recorded human answer: the
-				// approval is written first, then gate 2 starts.
-				s.approving = true
-				s.status, s.statusOK = "recording the approval…", ui.StatusPending
-				return sv.Approve(s.answers, s.answered, s.approver()), false
-			}
-		}
-		return nil, false
-	}
-	q := s.question()
-	switch k := msg.String(); {
-	case k == "ctrl+d" || (k == "d" && !s.editing):
-		return s.defaults(sv), false
-	case k == "esc" || k == "shift+tab":
-		if s.other {
-			// Back from the typed answer to the list.
-			s.other = false
-			s.problem, s.fix = "", ""
-			return s.build(otherValue), false
-		}
-		return s.back(), false
-	case k == "enter":
-		// The form sees enter (it validates and shows its mark); the
-		// screen records the answer, so the form never completes itself.
-		s.form.Update(msg)
-		switch {
-		case s.editing:
-			if err := s.form.GetFocusedField().Error(); err != nil {
-				s.showError(err)
-				return nil, false
-			}
-			return s.answer(strings.TrimSpace(s.text), sv), false
-		case q.Multi:
-			var vals []string
-			for _, c := range q.Choices { // in the questions' order
-				if slices.Contains(s.multi, c.Value) {
-					vals = append(vals, c.Value)
-				}
-			}
-			return s.answer(strings.Join(vals, ", "), sv), false
-		case s.choice == otherValue:
-			s.other = true
-			s.problem, s.fix = "", ""
-			cur := s.current()
-			if s.answered[q.ID] && isChoice(q, cur) || !s.answered[q.ID] {
-				cur = ""
-			}
-			return s.build(cur), false
-		default:
-			return s.answer(s.choice, sv), false
-		}
-	}
-	_, cmd := s.form.Update(msg)
-	return cmd, false
+	return nil
 }
 
 // answer records an answer to the current question when it passes, saves

@@ -1,7 +1,6 @@
 package wizard
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/lima-lake/lima/engine/plan"
-	"github.com/lima-lake/lima/flow"
 	"github.com/lima-lake/lima/gates"
 	"github.com/lima-lake/lima/ui"
 )
@@ -39,12 +37,13 @@ type checksMsg struct {
 }
 
 type gate2Keys struct {
-	Rerun, Next, Back, Up, Down ui.Binding
+	Rerun, Next, Back, Up, Down, Page ui.Binding
 }
 
 // gate2Screen runs the preconditions and shows each with its evidence and,
 // when it failed, its fix.
 type gate2Screen struct {
+	app      *app
 	theme    ui.Theme
 	w, h     int
 	keys     gate2Keys
@@ -58,22 +57,41 @@ type gate2Screen struct {
 	offset   int
 }
 
-func newGate2(t ui.Theme) *gate2Screen {
-	return &gate2Screen{theme: t, spin: spinner.New(spinner.WithSpinner(spinner.Line), spinner.WithStyle(t.Running)),
-		keys: gate2Keys{
-			Rerun: ui.NewBinding("r", "re-run the checks", "r"),
-			Next:  ui.NewBinding("enter", "continue to gate 3", "enter"),
-			Back:  ui.NewBinding("esc", "back to gate 1", "esc", "shift+tab"),
-			Up:    ui.NewBinding("↑/k", "scroll", "up", "k"),
-			Down:  ui.NewBinding("↓/j", "scroll", "down", "j"),
-		}}
+func newGate2(a *app) *gate2Screen {
+	t := a.theme
+	s := &gate2Screen{app: a, theme: t, spin: spinner.New(spinner.WithSpinner(spinner.Line), spinner.WithStyle(t.Running))}
+	scroll := func(d int) func() tea.Cmd {
+		return func() tea.Cmd { s.offset = max(0, min(s.offset+d, 1000)); return nil }
+	}
+	s.keys = gate2Keys{
+		Rerun: ui.NewBinding("r", "re-run the checks", "r").Act(s.Start),
+		Next: ui.NewBinding("enter", "continue to gate 3", "enter").Act(func() tea.Cmd {
+			a.push(a.gate3)
+			return a.gate3.Start()
+		}),
+		Back: ui.NewBinding("esc", "back to gate 1", "esc", "shift+tab").Act(func() tea.Cmd {
+			a.pop()
+			a.gate1.Reopen()
+			return nil
+		}),
+		Up:   ui.NewBinding("↑/k", "scroll", "up", "k").Quiet().Act(scroll(-1)),
+		Down: ui.NewBinding("↓/j", "scroll", "down", "j").Act(scroll(1)),
+		Page: ui.NewBinding("pgup/pgdn", "scroll a page", "pgup", "pgdown").Quiet().Do(func(k tea.KeyPressMsg) tea.Cmd {
+			if k.String() == "pgup" {
+				return scroll(-max(1, s.h/2))()
+			}
+			return scroll(max(1, s.h/2))()
+		}),
+	}
+	return s
 }
 
 func (s *gate2Screen) SetSize(w, h int) { s.w, s.h = w, h }
 func (s *gate2Screen) Typing() bool     { return false }
 
 // Start loads the plan and runs the checks, in Cmds.
-func (s *gate2Screen) Start(d Deps, ws flow.Workspace, planPath string, ctx context.Context) tea.Cmd {
+func (s *gate2Screen) Start() tea.Cmd {
+	planPath := s.app.planPath
 	s.gen++
 	gen := s.gen
 	s.state, s.err, s.findings, s.pending, s.offset = g2Loading, "", nil, nil, 0
@@ -99,54 +117,37 @@ func (s *gate2Screen) Keys() []ui.Binding {
 			k.Next = k.Next.Disable(fmt.Sprintf("%d check(s) failed: apply the fix, then r re-runs", n))
 		}
 	}
-	return []ui.Binding{k.Next, k.Rerun, k.Back, k.Down}
+	return []ui.Binding{k.Next, k.Rerun, k.Back, k.Down, k.Up, k.Page}
 }
 
-// Update handles gate 2's messages and keys.
-func (s *gate2Screen) Update(msg tea.Msg, d Deps, ws flow.Workspace, planPath string, ctx context.Context) (tea.Cmd, nav) {
+// Update handles gate 2's messages.
+func (s *gate2Screen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case spinner.TickMsg:
 		if s.state != g2Loading && s.state != g2Running {
-			return nil, navStay
+			return nil
 		}
 		var cmd tea.Cmd
 		s.spin, cmd = s.spin.Update(msg)
-		return cmd, navStay
+		return cmd
 	case planLoadedMsg:
 		if msg.gen != s.gen {
-			return nil, navStay
+			return nil
 		}
 		if msg.err != nil {
 			s.state, s.err = g2Error, msg.err.Error()
-			return nil, navStay
+			return nil
 		}
 		s.plan, s.state, s.pending = msg.p, g2Running, expectedChecks(msg.p)
-		p, gen := msg.p, msg.gen
-		return func() tea.Msg { return checksMsg{gen: gen, findings: d.Preconditions(ctx, ws, p)} }, navStay
+		p, gen, a := msg.p, msg.gen, s.app
+		return func() tea.Msg { return checksMsg{gen: gen, findings: a.deps.Preconditions(a.ctx, a.ws, p)} }
 	case checksMsg:
 		if msg.gen != s.gen {
-			return nil, navStay
+			return nil
 		}
 		s.state, s.findings, s.pending = g2Done, msg.findings, nil
-		return nil, navStay
-	case tea.KeyPressMsg:
-		k := s.Keys()
-		switch {
-		case k[0].Matches(msg):
-			return nil, navNext
-		case k[0].Pressed(msg):
-			return nil, navStay
-		case s.keys.Rerun.Pressed(msg) && k[1].Enabled():
-			return s.Start(d, ws, planPath, ctx), navStay
-		case s.keys.Back.Pressed(msg):
-			return nil, navBack
-		case s.keys.Up.Pressed(msg):
-			s.offset = max(0, s.offset-1)
-		case s.keys.Down.Pressed(msg):
-			s.offset = min(s.offset+1, 1000)
-		}
 	}
-	return nil, navStay
+	return nil
 }
 
 // expectedChecks names the checks gate 2 will run, shown with spinners

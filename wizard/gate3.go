@@ -70,7 +70,7 @@ type gate3SavedMsg struct {
 }
 
 type gate3Keys struct {
-	Approve, Reject, Type, Key, Partition, Undo, Back, Up, Down, PgUp, PgDown, Edit ui.Binding
+	Approve, Reject, Type, Key, Partition, Undo, Back, Column, Page, Edit ui.Binding
 }
 
 // gate3Item is a focusable line: a column of a base table.
@@ -93,6 +93,7 @@ func (s *gate3Screen) choices() []string {
 }
 
 type gate3Screen struct {
+	app      *app
 	theme    ui.Theme
 	w, h     int
 	keys     gate3Keys
@@ -121,9 +122,9 @@ type gate3Screen struct {
 	edit gate3EditState
 }
 
-func newGate3(t ui.Theme) *gate3Screen {
+func newGate3(a *app) *gate3Screen {
 	nb := ui.NewBinding
-	return &gate3Screen{theme: t, keys: gate3Keys{
+	return &gate3Screen{app: a, theme: a.theme, keys: gate3Keys{
 		Approve:   nb("enter", "approve", "enter"),
 		Reject:    nb("x", "reject", "x"),
 		Type:      nb("t", "type", "t"),
@@ -131,10 +132,8 @@ func newGate3(t ui.Theme) *gate3Screen {
 		Partition: nb("p", "partition", "p"),
 		Undo:      nb("u", "undo", "u"),
 		Back:      nb("esc", "back", "esc", "shift+tab"),
-		Up:        nb("↑", "column", "up"),
-		Down:      nb("↓", "column", "down"),
-		PgUp:      nb("pgup", "page", "pgup"),
-		PgDown:    nb("pgdn", "page", "pgdown", "space"),
+		Column:    nb("↑/↓", "column", "up", "down", "j").Quiet(),
+		Page:      nb("pgup/pgdn", "page", "pgup", "pgdown", "space").Quiet(),
 		Edit:      nb("e", "edit", "e"),
 	}}
 }
@@ -159,7 +158,8 @@ func (s *gate3Screen) Typing() bool {
 }
 
 // Start loads the plan (and proposes a model when it has no tables), in a Cmd.
-func (s *gate3Screen) Start(d Deps, ws flow.Workspace, planPath string, ctx context.Context) tea.Cmd {
+func (s *gate3Screen) Start() tea.Cmd {
+	d, ws, planPath, ctx := s.app.deps, s.app.ws, s.app.planPath, s.app.ctx
 	s.gen++
 	gen := s.gen
 	s.state, s.mode, s.err, s.msg = g3Loading, g3Browse, "", ""
@@ -363,31 +363,73 @@ func (s *gate3Screen) problems() []string {
 
 func (s *gate3Screen) Keys() []ui.Binding {
 	k := s.keys
+	nb := ui.NewBinding
 	switch s.mode {
 	case g3PickType:
-		return []ui.Binding{ui.NewBinding("enter", "set the type", "enter"), ui.NewBinding("↑/↓", "choose", "up"), ui.NewBinding("esc", "cancel", "esc")}
+		return []ui.Binding{nb("enter", "set the type", "enter").Act(s.setType), nb("↑/↓", "choose", "up", "k", "down", "j").Do(func(msg tea.KeyPressMsg) tea.Cmd {
+			if d := msg.String(); d == "up" || d == "k" {
+				s.pick = max(0, s.pick-1)
+			} else {
+				s.pick = min(len(s.choices())-1, s.pick+1)
+			}
+			return nil
+		}), nb("esc", "cancel", "esc").Act(func() tea.Cmd { s.mode = g3Browse; return nil })}
 	case g3Edit:
 		return s.editKeys()
 	case g3ConfirmReject:
-		return []ui.Binding{ui.NewBinding("y", "reject the model", "y"), ui.NewBinding("n/esc", "keep it", "n", "esc"),
-			ui.NewBinding("←/→", "choose", "left", "right"), ui.NewBinding("enter", "answer", "enter")}
+		// The form takes y, n, ←/→ and enter; the screen acts on the
+		// answer (the form's own completion is not waited for).
+		answer := func(msg tea.KeyPressMsg) tea.Cmd {
+			s.reject.Update(msg)
+			if k := msg.String(); k == "y" || k == "Y" || k == "enter" {
+				return s.answerReject()
+			}
+			return nil
+		}
+		keep := func() tea.Cmd { s.mode, s.msg, s.msgOK = g3Browse, "kept: nothing was changed", false; return nil }
+		return []ui.Binding{nb("y", "reject the model", "y", "Y").Do(answer), nb("n/esc", "keep it", "n", "esc", "N", "shift+tab").Act(keep),
+			nb("←/→", "choose", "left", "right", "h", "l").Do(answer), nb("enter", "answer", "enter").Do(answer)}
 	}
+	k.Approve, k.Reject, k.Back = k.Approve.Act(s.approve), k.Reject.Act(s.openReject), k.Back.Act(func() tea.Cmd { s.app.pop(); return nil })
+	k.Type, k.Key, k.Partition, k.Edit = k.Type.Act(s.pickType), k.Key.Act(s.toggleKey), k.Partition.Act(s.cyclePartition), k.Edit.Act(func() tea.Cmd { s.openEdit(); return nil })
+	k.Undo = k.Undo.Act(func() tea.Cmd {
+		s.setPlan(s.base)
+		s.msg, s.msgOK = "edits undone: the model is as loaded", true
+		return nil
+	})
+	k.Column = k.Column.Do(func(msg tea.KeyPressMsg) tea.Cmd {
+		if msg.String() == "up" {
+			s.move(-1)
+		} else {
+			s.move(1)
+		}
+		return nil
+	})
+	k.Page = k.Page.Do(func(msg tea.KeyPressMsg) tea.Cmd {
+		if msg.String() == "pgup" {
+			s.move(-max(1, s.room()/2))
+		} else {
+			s.move(max(1, s.room()/2))
+		}
+		return nil
+	})
+	moving := []*ui.Binding{&k.Column, &k.Page}
 	switch s.state {
 	case g3Loading, g3Saving:
 		why := "the model is loading"
 		if s.state == g3Saving {
 			why = "saving"
 		}
-		for _, b := range []*ui.Binding{&k.Approve, &k.Reject, &k.Type, &k.Key, &k.Partition, &k.Undo, &k.Edit} {
+		for _, b := range append(moving, &k.Approve, &k.Reject, &k.Type, &k.Key, &k.Partition, &k.Undo, &k.Edit) {
 			*b = b.Disable(why)
 		}
 	case g3Error:
-		for _, b := range []*ui.Binding{&k.Approve, &k.Reject, &k.Type, &k.Key, &k.Partition, &k.Undo, &k.Edit} {
+		for _, b := range append(moving, &k.Approve, &k.Reject, &k.Type, &k.Key, &k.Partition, &k.Undo, &k.Edit) {
 			*b = b.Disable("the plan could not be read")
 		}
 	default:
 		if s.approvedAsIs() {
-			k.Approve = ui.NewBinding("enter", "continue", "enter")
+			k.Approve = nb("enter", "continue", "enter").Act(s.approve)
 		}
 		if n := len(s.problems()); n > 0 {
 			k.Approve = k.Approve.Disable(fmt.Sprintf("%d problem(s): fix them first (u undoes the edits)", n))
@@ -403,7 +445,112 @@ func (s *gate3Screen) Keys() []ui.Binding {
 	}
 	// ↑/↓ (column) is said by the hint line; e takes its place in the key
 	// line, which stays whole at 100 columns.
-	return []ui.Binding{k.Approve, k.Type, k.Key, k.Partition, k.Undo, k.Reject, k.Back, k.Edit}
+	return []ui.Binding{k.Approve, k.Type, k.Key, k.Partition, k.Undo, k.Reject, k.Back, k.Edit, k.Column, k.Page}
+}
+
+// Refuse says why a disabled key does nothing, in the screen's message line.
+func (s *gate3Screen) Refuse(b ui.Binding) {
+	switch {
+	case s.mode == g3Edit && s.edit.ed != nil && s.edit.ed.rename == nil && s.edit.lakeErr != nil:
+		s.edit.ed.msg = "cannot rename: the lake could not be read (" + s.edit.lakeErr.Error() + "); a rename must know whether the table is there"
+	case s.mode == g3Edit && s.edit.ed != nil:
+		s.edit.ed.msg = b.Reason
+	case s.mode == g3Browse && s.state == g3Ready && b.Help().Key == "enter":
+		s.msg, s.msgOK = "cannot approve: "+strings.Join(s.problems(), "; "), false
+	default:
+		s.msg, s.msgOK = b.Help().Key+": "+b.Reason, false
+	}
+}
+
+// approve writes the edited model with the approval; an approved model
+// walked past unchanged keeps its approval.
+func (s *gate3Screen) approve() tea.Cmd {
+	s.err = ""
+	if s.approvedAsIs() {
+		// Walking past an approved, unchanged model keeps its
+		// approval as recorded: who and when are not rewritten.
+		a := s.base.Gates.DataModel
+		s.msg, s.msgOK = "approval by "+a.ApprovedBy+" ("+a.ApprovedAt+") kept: the model is unchanged", true
+		s.next()
+		return nil
+	}
+	s.state = g3Saving
+	return s.save(true)
+}
+
+// next goes on to the run with the approved model.
+func (s *gate3Screen) next() {
+	if a := s.app; a.shown(s) {
+		a.push(a.run)
+		a.run.Ready(s.base)
+	}
+}
+
+func (s *gate3Screen) openReject() tea.Cmd {
+	s.mode = g3ConfirmReject
+	s.rejectYes = false
+	s.reject = huh.NewForm(huh.NewGroup(huh.NewConfirm().Inline(true).
+		Title("Reject the model? Nothing runs until one is approved. ").
+		Affirmative("Reject").Negative("Keep").Value(&s.rejectYes).WithButtonAlignment(lipgloss.Left))).
+		WithTheme(ui.HuhTheme(s.theme)).WithKeyMap(ui.HuhKeyMap()).WithShowHelp(false).WithWidth(max(10, s.w-2))
+	return s.reject.Init()
+}
+
+// answerReject acts on the rejection's answer.
+func (s *gate3Screen) answerReject() tea.Cmd {
+	if s.rejectYes {
+		s.mode, s.state = g3Browse, g3Saving
+		return s.save(false)
+	}
+	s.mode, s.msg, s.msgOK = g3Browse, "kept: nothing was changed", false
+	return nil
+}
+
+func (s *gate3Screen) setType() tea.Cmd {
+	_, c, tn := s.focused()
+	if ch := s.choices(); c != nil && c.Type != ch[s.pick] {
+		c.Type = ch[s.pick]
+		s.edited(fmt.Sprintf("%s.%s is now %s", tn, c.Name, c.Type))
+	}
+	s.mode = g3Browse
+	return nil
+}
+
+func (s *gate3Screen) pickType() tea.Cmd {
+	_, c, _ := s.focused()
+	s.mode, s.pick = g3PickType, 0
+	if i := slices.Index(s.choices(), c.Type); i >= 0 {
+		s.pick = i
+	}
+	return nil
+}
+
+func (s *gate3Screen) toggleKey() tea.Cmd {
+	t, c, tn := s.focused()
+	if i := slices.Index(t.Load.Keys, c.Name); i >= 0 {
+		t.Load.Keys = slices.Delete(t.Load.Keys, i, i+1)
+		s.edited(fmt.Sprintf("%s: %s is no longer part of the key", tn, c.Name))
+	} else {
+		t.Load.Keys = append(t.Load.Keys, c.Name)
+		s.edited(fmt.Sprintf("%s: key is now (%s)", tn, strings.Join(t.Load.Keys, ", ")))
+	}
+	return nil
+}
+
+func (s *gate3Screen) cyclePartition() tea.Cmd {
+	t, c, tn := s.focused()
+	opts := partitionChoices(c)
+	cur := strings.Join(t.Partition, ", ")
+	next := opts[0]
+	if i := slices.Index(opts, cur); i >= 0 {
+		next = opts[(i+1)%len(opts)]
+	}
+	t.Partition = nil
+	if next != "" {
+		t.Partition = []string{next}
+	}
+	s.edited(fmt.Sprintf("%s: partition %s", tn, orNone(next)))
+	return nil
 }
 
 func (s *gate3Screen) focused() (*plan.Table, *plan.Column, string) {
@@ -415,25 +562,24 @@ func (s *gate3Screen) focused() (*plan.Table, *plan.Column, string) {
 	return t, &t.Columns[it.col], it.table
 }
 
-// Update handles gate 3's messages and keys.
-func (s *gate3Screen) Update(msg tea.Msg, by string, now func() time.Time, planPath string) (tea.Cmd, nav) {
+// Update handles gate 3's messages and, in a rename field, its keys.
+func (s *gate3Screen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case gate3LoadedMsg:
 		if msg.gen != s.gen {
-			return nil, navStay
+			return nil
 		}
 		if msg.err != nil {
 			s.state, s.err = g3Error, msg.err.Error()
-			return nil, navStay
+			return nil
 		}
 		s.state, s.proposal, s.findings, s.cur, s.top, s.follow = g3Ready, msg.proposal, msg.findings, 0, 0, true
 		s.keepEvidence(msg.proposal)
 		s.edit.lake, s.edit.lakeErr = msg.lake, msg.lakeErr
 		s.setPlan(msg.p)
-		return nil, navStay
 	case gate3SavedMsg:
 		if msg.gen != s.gen {
-			return nil, navStay
+			return nil
 		}
 		s.state = g3Ready
 		if msg.err != nil {
@@ -443,136 +589,25 @@ func (s *gate3Screen) Update(msg tea.Msg, by string, now func() time.Time, planP
 					s.findings = append(s.findings, f)
 				}
 			}
-			return nil, navStay
+			return nil
 		}
 		s.proposal = nil
 		s.setPlan(msg.p)
 		s.findings = gates.ValidateGrain(msg.p)
 		if msg.approved {
 			s.msg, s.msgOK = "data model approved and recorded in platform.yaml", true
-			return nil, navNext
+			s.next()
+			return nil
 		}
 		s.msg, s.msgOK = "rejected: no approval is recorded, so nothing runs until a model is approved (edit here, or edit platform.yaml and come back)", false
-		return nil, navStay
 	case tea.KeyPressMsg:
-		return s.key(msg, by, now, planPath)
+		if ed := s.edit.ed; s.mode == g3Edit && ed != nil && ed.rename != nil {
+			ed.msg = ""
+			_, cmd := ed.rename.form.Update(msg)
+			return cmd
+		}
 	}
-	return nil, navStay
-}
-
-func (s *gate3Screen) key(msg tea.KeyPressMsg, by string, now func() time.Time, planPath string) (tea.Cmd, nav) {
-	k := s.Keys()
-	switch s.mode {
-	case g3Edit:
-		return s.editKey(msg), navStay
-	case g3PickType:
-		switch msg.String() {
-		case "up", "k":
-			s.pick = max(0, s.pick-1)
-		case "down", "j":
-			s.pick = min(len(s.choices())-1, s.pick+1)
-		case "enter":
-			_, c, tn := s.focused()
-			if ch := s.choices(); c != nil && c.Type != ch[s.pick] {
-				c.Type = ch[s.pick]
-				s.edited(fmt.Sprintf("%s.%s is now %s", tn, c.Name, c.Type))
-			}
-			s.mode = g3Browse
-		case "esc":
-			s.mode = g3Browse
-		}
-		return nil, navStay
-	case g3ConfirmReject:
-		k := msg.String()
-		if k == "esc" || k == "shift+tab" {
-			s.mode, s.msg, s.msgOK = g3Browse, "kept: nothing was changed", false
-			return nil, navStay
-		}
-		// The form takes y, n, ←/→ and enter; the screen acts on the
-		// answer (the form's own completion is not waited for).
-		s.reject.Update(msg)
-		switch k {
-		case "y", "Y", "n", "N", "enter":
-			if s.rejectYes {
-				s.mode, s.state = g3Browse, g3Saving
-				return s.save(false, by, now, planPath), navStay
-			}
-			s.mode, s.msg, s.msgOK = g3Browse, "kept: nothing was changed", false
-		}
-		return nil, navStay
-	}
-	if !s.keys.Back.Pressed(msg) && (s.state != g3Ready) {
-		return nil, navStay
-	}
-	s.err = ""
-	switch {
-	case s.keys.Back.Pressed(msg):
-		return nil, navBack
-	case s.keys.Approve.Pressed(msg):
-		if !k[0].Enabled() {
-			s.msg, s.msgOK = "cannot approve: "+strings.Join(s.problems(), "; "), false
-			return nil, navStay
-		}
-		if s.approvedAsIs() {
-			// Walking past an approved, unchanged model keeps its
-			// approval as recorded: who and when are not rewritten.
-			a := s.base.Gates.DataModel
-			s.msg, s.msgOK = "approval by "+a.ApprovedBy+" ("+a.ApprovedAt+") kept: the model is unchanged", true
-			return nil, navNext
-		}
-		s.state = g3Saving
-		return s.save(true, by, now, planPath), navStay
-	case s.keys.Reject.Pressed(msg):
-		s.mode = g3ConfirmReject
-		s.rejectYes = false
-		s.reject = huh.NewForm(huh.NewGroup(huh.NewConfirm().Inline(true).
-			Title("Reject the model? Nothing runs until one is approved. ").
-			Affirmative("Reject").Negative("Keep").Value(&s.rejectYes).WithButtonAlignment(lipgloss.Left))).
-			WithTheme(ui.HuhTheme(s.theme)).WithKeyMap(ui.HuhKeyMap()).WithShowHelp(false).WithWidth(max(10, s.w-2))
-		return s.reject.Init(), navStay
-	case s.keys.Up.Pressed(msg):
-		s.move(-1)
-	case s.keys.Down.Pressed(msg) || msg.String() == "j":
-		s.move(1)
-	case s.keys.PgUp.Pressed(msg):
-		s.move(-max(1, s.room()/2))
-	case s.keys.PgDown.Pressed(msg):
-		s.move(max(1, s.room()/2))
-	case s.keys.Type.Pressed(msg) && k[1].Enabled():
-		_, c, _ := s.focused()
-		s.mode, s.pick = g3PickType, 0
-		if i := slices.Index(s.choices(), c.Type); i >= 0 {
-			s.pick = i
-		}
-	case s.keys.Key.Pressed(msg) && k[2].Enabled():
-		t, c, tn := s.focused()
-		if i := slices.Index(t.Load.Keys, c.Name); i >= 0 {
-			t.Load.Keys = slices.Delete(t.Load.Keys, i, i+1)
-			s.edited(fmt.Sprintf("%s: %s is no longer part of the key", tn, c.Name))
-		} else {
-			t.Load.Keys = append(t.Load.Keys, c.Name)
-			s.edited(fmt.Sprintf("%s: key is now (%s)", tn, strings.Join(t.Load.Keys, ", ")))
-		}
-	case s.keys.Partition.Pressed(msg) && k[3].Enabled():
-		t, c, tn := s.focused()
-		opts := partitionChoices(c)
-		cur := strings.Join(t.Partition, ", ")
-		next := opts[0]
-		if i := slices.Index(opts, cur); i >= 0 {
-			next = opts[(i+1)%len(opts)]
-		}
-		t.Partition = nil
-		if next != "" {
-			t.Partition = []string{next}
-		}
-		s.edited(fmt.Sprintf("%s: partition %s", tn, orNone(next)))
-	case s.keys.Edit.Pressed(msg) && k[7].Enabled():
-		s.openEdit()
-	case s.keys.Undo.Pressed(msg) && k[4].Enabled():
-		s.setPlan(s.base)
-		s.msg, s.msgOK = "edits undone: the model is as loaded", true
-	}
-	return nil, navStay
+	return nil
 }
 
 // partitionChoices are what p cycles through for a column: by month, day
@@ -615,7 +650,8 @@ func (s *gate3Screen) move(d int) {
 // platform.yaml, in a Cmd. Approval writes the edited model with
 // gates.data_model {approved_by, approved_at, plan_hash}, as
 // `lima-tui approve --gate data-model` does.
-func (s *gate3Screen) save(approve bool, by string, now func() time.Time, planPath string) tea.Cmd {
+func (s *gate3Screen) save(approve bool) tea.Cmd {
+	by, now, planPath := s.app.by, s.app.deps.Now, s.app.planPath
 	gen := s.gen
 	work, err := clonePlan(s.work)
 	if !approve {
@@ -910,7 +946,7 @@ func (s *gate3Screen) Render() string {
 // tables, marts, joins), without focus or colour: what accessible mode
 // prints.
 func ModelText(p *plan.Plan, width int) string {
-	s := newGate3(ui.MustTheme(ui.ThemeMono))
+	s := newGate3(&app{theme: ui.MustTheme(ui.ThemeMono)})
 	s.w = width
 	s.setPlan(p)
 	s.cur = -1

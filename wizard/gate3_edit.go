@@ -90,20 +90,71 @@ var commonCurrencies = []string{"KRW", "USD", "EUR", "JPY", "CNY", "GBP", "CHF"}
 // editKeys are the edit screen's keys; in a rename field, its own.
 func (s *gate3Screen) editKeys() []ui.Binding {
 	rk := ui.DefaultRenameKeys()
+	nb := ui.NewBinding
 	if ed := s.edit.ed; ed != nil && ed.rename != nil {
-		keep := rk.Keep
+		keep := rk.Keep.Act(s.rename)
 		if p := ed.renameProblem(s.edit.lake); p != "" {
 			keep = keep.Disable(p)
 		}
-		return []ui.Binding{keep, rk.Cancel}
+		return []ui.Binding{keep, rk.Cancel.Act(func() tea.Cmd { ed.rename = nil; return nil })}
 	}
+	rk.Column = rk.Column.Act(func() tea.Cmd { return s.openRename(false) })
+	rk.Table = rk.Table.Act(func() tea.Cmd { return s.openRename(true) })
 	if err := s.edit.lakeErr; err != nil {
 		why := "the lake could not be read (" + err.Error() + ")"
 		rk.Column, rk.Table = rk.Column.Disable(why), rk.Table.Disable(why)
 	}
-	return []ui.Binding{ui.NewBinding("↑/↓", "field", "up", "down"), ui.NewBinding("space", "toggle", "space"),
-		ui.NewBinding("←/→", "change", "left", "right"), rk.Column, rk.Table,
-		ui.NewBinding("enter", "keep the edits", "enter"), ui.NewBinding("esc", "drop them", "esc")}
+	ed := s.edit.ed
+	change := func(d int) func() tea.Cmd {
+		return func() tea.Cmd { ed.change(d, s.edit.evidence[ed.opened]); return nil }
+	}
+	return []ui.Binding{nb("↑/↓", "field", "up", "down", "k", "j", "tab").Do(func(msg tea.KeyPressMsg) tea.Cmd {
+		if k := msg.String(); k == "up" || k == "k" {
+			ed.cur = max(0, ed.cur-1)
+		} else {
+			ed.cur = min(len(ed.rows())-1, ed.cur+1)
+		}
+		return nil
+	}), nb("space", "toggle", "space").Act(change(0)),
+		nb("←/→", "change", "left", "right", "-", "+", "h", "l").Do(func(msg tea.KeyPressMsg) tea.Cmd {
+			if k := msg.String(); k == "left" || k == "-" || k == "h" {
+				return change(-1)()
+			}
+			return change(1)()
+		}), rk.Column, rk.Table,
+		nb("enter", "keep the edits", "enter").Act(s.keepEdits), nb("esc", "drop them", "esc", "shift+tab").Act(func() tea.Cmd {
+			s.mode, s.edit.ed = g3Browse, nil
+			s.msg, s.msgOK = "edit dropped: nothing changed", false
+			return nil
+		})}
+}
+
+// keepEdits takes the edit screen's edits into the model.
+func (s *gate3Screen) keepEdits() tea.Cmd {
+	ed := s.edit.ed
+	s.mode, s.edit.ed = g3Browse, nil
+	if len(ed.done) == 0 {
+		return nil
+	}
+	s.work = ed.draft
+	if ed.table != ed.opened {
+		if ev, ok := s.edit.evidence[ed.opened]; ok {
+			delete(s.edit.evidence, ed.opened)
+			s.edit.evidence[ed.table] = ev
+		}
+	}
+	s.reindex()
+	for i, it := range s.items {
+		if it.table == ed.table && s.work.Tables[it.table].Columns[it.col].Name == ed.col {
+			s.cur, s.follow = i, true
+		}
+	}
+	var what []string
+	for _, d := range ed.done {
+		what = append(what, d.what)
+	}
+	s.edited(strings.Join(what, "; "))
+	return nil
 }
 
 // openRename opens the rename field of the column, or of its table.
@@ -130,46 +181,33 @@ func (ed *gate3Editor) renameProblem(lake gates.Lake) string {
 	return gates.CheckColumnName(ed.tbl(), ed.col, v)
 }
 
-// renameKey handles a key of the rename field.
-func (s *gate3Screen) renameKey(msg tea.KeyPressMsg) tea.Cmd {
-	ed, rk := s.edit.ed, ui.DefaultRenameKeys()
+// rename takes the name typed in the rename field.
+func (s *gate3Screen) rename() tea.Cmd {
+	ed := s.edit.ed
 	r := ed.rename
-	switch {
-	case rk.Cancel.Pressed(msg):
-		ed.rename = nil
-		return nil
-	case rk.Keep.Pressed(msg):
-		v := strings.TrimSpace(r.value)
-		if p := ed.renameProblem(s.edit.lake); p != "" {
-			ed.msg = p
-			return nil
-		}
-		if (r.table && v == ed.table) || (!r.table && v == ed.col) {
-			ed.msg, ed.rename = "", nil // the name kept
-			return nil
-		}
-		e := gates.Edit{Table: ed.table, Column: ed.col, Field: "name", Value: v}
-		field := "name"
-		if r.table {
-			e.Column, field = "", "table name"
-		}
-		what, err := gates.ApplyEditIn(ed.draft, e, s.edit.lake)
-		if err != nil {
-			ed.msg = err.Error()
-			return nil
-		}
-		if r.table {
-			ed.table = v
-		} else {
-			ed.col = v
-		}
-		ed.msg, ed.rename = "", nil
-		ed.done = append(ed.done, editDone{field, what})
+	v := strings.TrimSpace(r.value)
+	if (r.table && v == ed.table) || (!r.table && v == ed.col) {
+		ed.msg, ed.rename = "", nil // the name kept
 		return nil
 	}
-	ed.msg = ""
-	_, cmd := r.form.Update(msg)
-	return cmd
+	e := gates.Edit{Table: ed.table, Column: ed.col, Field: "name", Value: v}
+	field := "name"
+	if r.table {
+		e.Column, field = "", "table name"
+	}
+	what, err := gates.ApplyEditIn(ed.draft, e, s.edit.lake)
+	if err != nil {
+		ed.msg = err.Error()
+		return nil
+	}
+	if r.table {
+		ed.table = v
+	} else {
+		ed.col = v
+	}
+	ed.msg, ed.rename = "", nil
+	ed.done = append(ed.done, editDone{field, what})
+	return nil
 }
 
 // refreshHeadlines recomputes the warnings for tables whose sampled rows
@@ -398,65 +436,6 @@ func (ed *gate3Editor) change(d int, ev *gates.TableEvidence) {
 		ed.cur = i
 	}
 	ed.cur = min(ed.cur, len(rows)-1)
-}
-
-// editKey handles a key of the edit screen.
-func (s *gate3Screen) editKey(msg tea.KeyPressMsg) tea.Cmd {
-	ed := s.edit.ed
-	if ed.rename != nil {
-		return s.renameKey(msg)
-	}
-	ev := s.edit.evidence[ed.opened]
-	rk := ui.DefaultRenameKeys()
-	if s.edit.lakeErr != nil && (rk.Column.Pressed(msg) || rk.Table.Pressed(msg)) {
-		ed.msg = "cannot rename: the lake could not be read (" + s.edit.lakeErr.Error() + "); a rename must know whether the table is there"
-		return nil
-	}
-	switch {
-	case rk.Column.Pressed(msg):
-		return s.openRename(false)
-	case rk.Table.Pressed(msg):
-		return s.openRename(true)
-	}
-	switch msg.String() {
-	case "up", "k":
-		ed.cur = max(0, ed.cur-1)
-	case "down", "j", "tab":
-		ed.cur = min(len(ed.rows())-1, ed.cur+1)
-	case "space", " ":
-		ed.change(0, ev)
-	case "left", "-", "h":
-		ed.change(-1, ev)
-	case "right", "+", "l":
-		ed.change(1, ev)
-	case "enter":
-		s.mode, s.edit.ed = g3Browse, nil
-		if len(ed.done) == 0 {
-			return nil
-		}
-		s.work = ed.draft
-		if ed.table != ed.opened {
-			if ev, ok := s.edit.evidence[ed.opened]; ok {
-				delete(s.edit.evidence, ed.opened)
-				s.edit.evidence[ed.table] = ev
-			}
-		}
-		s.reindex()
-		for i, it := range s.items {
-			if it.table == ed.table && s.work.Tables[it.table].Columns[it.col].Name == ed.col {
-				s.cur, s.follow = i, true
-			}
-		}
-		var what []string
-		for _, d := range ed.done {
-			what = append(what, d.what)
-		}
-		s.edited(strings.Join(what, "; "))
-	case "esc", "shift+tab":
-		s.mode, s.edit.ed = g3Browse, nil
-		s.msg, s.msgOK = "edit dropped: nothing changed", false
-	}
-	return nil
 }
 
 // renderEdit is the edit screen.

@@ -1,7 +1,6 @@
 package wizard
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -48,6 +47,7 @@ type gate5DoneMsg struct {
 }
 
 type gate5Screen struct {
+	app   *app
 	theme ui.Theme
 	w, h  int
 	state gate5State
@@ -65,7 +65,7 @@ type gate5Screen struct {
 	recorded *plan.Approval
 }
 
-func newGate5(t ui.Theme) *gate5Screen { return &gate5Screen{theme: t} }
+func newGate5(a *app) *gate5Screen { return &gate5Screen{app: a, theme: a.theme} }
 
 func (s *gate5Screen) SetSize(w, h int) { s.w, s.h = w, h }
 
@@ -94,7 +94,8 @@ func (s *gate5Screen) approver() string {
 }
 
 // Start builds the blast radius in a Cmd.
-func (s *gate5Screen) Start(d Deps, ws flow.Workspace, planPath string, ctx context.Context) tea.Cmd {
+func (s *gate5Screen) Start() tea.Cmd {
+	d, ws, planPath, ctx := s.app.deps, s.app.ws, s.app.planPath, s.app.ctx
 	s.gen++
 	gen := s.gen
 	s.state, s.inv, s.res, s.input, s.top, s.msg, s.err = g5Loading, nil, nil, nil, 0, "", ""
@@ -110,37 +111,80 @@ func (s *gate5Screen) Start(d Deps, ws flow.Workspace, planPath string, ctx cont
 
 func (s *gate5Screen) Keys() []ui.Binding {
 	nb := ui.NewBinding
+	back := nb("esc", "back", "esc", "shift+tab").Act(func() tea.Cmd {
+		s.app.pop()
+		s.app.recon.tornDown = s.removed()
+		return nil
+	})
+	scroll := nb("↑/↓", "scroll", "up", "down").Do(func(msg tea.KeyPressMsg) tea.Cmd {
+		if msg.String() == "up" {
+			s.top = max(0, s.top-1)
+		} else {
+			s.top++
+		}
+		return nil
+	})
+	page := nb("pgup/pgdn", "scroll a page", "pgup", "pgdown").Quiet().Do(func(msg tea.KeyPressMsg) tea.Cmd {
+		if msg.String() == "pgup" {
+			s.top = max(0, s.top-max(1, s.h/2))
+		} else {
+			s.top += max(1, s.h/2)
+		}
+		return nil
+	})
 	switch s.state {
 	case g5Ready:
-		confirm := nb("enter", "remove", "enter")
+		confirm := nb("enter", "remove", "enter").Act(s.remove)
 		if string(s.input) != s.prefix() {
 			confirm = confirm.Disable("type the prefix " + s.prefix() + " exactly first")
 		}
 		if s.inv != nil && s.inv.Blocked() {
 			confirm = confirm.Disable("a failed finding blocks the teardown")
 		}
-		return []ui.Binding{confirm, nb("esc", "back, nothing removed", "esc"), nb("↑/↓", "scroll", "up")}
+		return []ui.Binding{confirm, nb("esc", "back, nothing removed", "esc", "shift+tab").Do(back.Run), scroll, page}
 	case g5Loading, g5Removing:
-		return []ui.Binding{nb("ctrl+c", "quit", "ctrl+c")}
+		return []ui.Binding{nb("ctrl+c", "quit", "ctrl+c").Act(func() tea.Cmd { return tea.Quit })}
 	}
-	return []ui.Binding{nb("esc", "back", "esc"), nb("↑/↓", "scroll", "up")}
+	return []ui.Binding{back, scroll, page}
 }
 
-// Update handles gate 5's messages and keys.
-func (s *gate5Screen) Update(msg tea.Msg, d Deps, ws flow.Workspace, planPath string, ctx context.Context) (tea.Cmd, nav) {
+// Refuse says why enter removes nothing.
+func (s *gate5Screen) Refuse(b ui.Binding) { s.msg = "not removed: " + b.Reason }
+
+// remove calls the teardown with the inventory shown and the prefix typed.
+func (s *gate5Screen) remove() tea.Cmd {
+	d, ws, planPath, ctx := s.app.deps, s.app.ws, s.app.planPath, s.app.ctx
+	s.state, s.msg = g5Removing, ""
+	gen, typed, inv, p, by := s.gen, string(s.input), s.inv, s.plan, s.approver()
+	now := time.Now
+	if d.Now != nil {
+		now = d.Now
+	}
+	return func() tea.Msg {
+		_, res, err := d.Teardown(ctx, flow.TeardownOptions{Workspace: ws, Plan: p, PlanPath: planPath, Shown: inv}, typed)
+		out := gate5DoneMsg{gen: gen, res: res, err: err}
+		if err == nil {
+			out.recorded, out.recErr = flow.RecordTeardown(planPath, by, now())
+		}
+		return out
+	}
+}
+
+// Update handles gate 5's messages and the typing of the prefix.
+func (s *gate5Screen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case gate5InvMsg:
 		if msg.gen != s.gen {
-			return nil, navStay
+			return nil
 		}
 		if msg.err != nil {
 			s.state, s.err = g5Error, msg.err.Error()
-			return nil, navStay
+			return nil
 		}
 		s.plan, s.inv, s.state = msg.p, msg.inv, g5Ready
 	case gate5DoneMsg:
 		if msg.gen != s.gen {
-			return nil, navStay
+			return nil
 		}
 		s.res, s.state, s.top, s.recorded = msg.res, g5Done, 0, msg.recorded
 		if msg.err == nil && msg.recErr != nil {
@@ -153,49 +197,10 @@ func (s *gate5Screen) Update(msg tea.Msg, d Deps, ws flow.Workspace, planPath st
 			}
 		}
 	case tea.KeyPressMsg:
-		k := msg.String()
-		switch k {
-		case "up":
-			s.top = max(0, s.top-1)
-			return nil, navStay
-		case "down":
-			s.top++
-			return nil, navStay
-		case "pgup":
-			s.top = max(0, s.top-max(1, s.h/2))
-			return nil, navStay
-		case "pgdown":
-			s.top += max(1, s.h/2)
-			return nil, navStay
-		case "esc", "shift+tab":
-			if s.state == g5Loading || s.state == g5Removing {
-				return nil, navStay
-			}
-			return nil, navBack
-		}
 		if s.state != g5Ready {
-			return nil, navStay
+			return nil
 		}
-		switch {
-		case k == "enter":
-			if b := s.Keys()[0]; !b.Enabled() {
-				s.msg = "not removed: " + b.Reason
-				return nil, navStay
-			}
-			s.state, s.msg = g5Removing, ""
-			gen, typed, inv, p, by := s.gen, string(s.input), s.inv, s.plan, s.approver()
-			now := time.Now
-			if d.Now != nil {
-				now = d.Now
-			}
-			return func() tea.Msg {
-				_, res, err := d.Teardown(ctx, flow.TeardownOptions{Workspace: ws, Plan: p, PlanPath: planPath, Shown: inv}, typed)
-				out := gate5DoneMsg{gen: gen, res: res, err: err}
-				if err == nil {
-					out.recorded, out.recErr = flow.RecordTeardown(planPath, by, now())
-				}
-				return out
-			}, navStay
+		switch k := msg.String(); {
 		case k == "backspace":
 			if len(s.input) > 0 {
 				s.input = s.input[:len(s.input)-1]
@@ -207,7 +212,7 @@ func (s *gate5Screen) Update(msg tea.Msg, d Deps, ws flow.Workspace, planPath st
 		}
 		s.msg = ""
 	}
-	return nil, navStay
+	return nil
 }
 
 func (s *gate5Screen) Render() string {

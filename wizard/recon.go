@@ -35,6 +35,7 @@ type reconKeys struct {
 }
 
 type reconScreen struct {
+	app    *app
 	theme  ui.Theme
 	w, h   int
 	keys   reconKeys
@@ -50,16 +51,31 @@ type reconScreen struct {
 	tornDown bool
 }
 
-func newRecon(t ui.Theme) *reconScreen {
+func newRecon(a *app) *reconScreen {
 	nb := ui.NewBinding
-	return &reconScreen{theme: t, counts: map[string]reconCountsMsg{}, keys: reconKeys{
-		Drill:      nb("enter", "open table", "enter"),
-		Exceptions: nb("e", "exceptions", "e"),
-		Teardown:   nb("T", "teardown", "T"),
-		Back:       nb("esc", "back", "esc", "shift+tab"),
-		Up:         nb("↑/k", "move", "up", "k"),
-		Down:       nb("↓/j", "move", "down", "j"),
-	}}
+	s := &reconScreen{app: a, theme: a.theme, counts: map[string]reconCountsMsg{}}
+	s.keys = reconKeys{
+		Drill: nb("enter", "open table", "enter").Act(func() tea.Cmd {
+			s.drill, s.top = true, 0
+			if tr, ok := s.table(); ok && !s.tornDown {
+				if _, done := s.counts[tr.Name]; !done {
+					return countsCmd(a.ctx, a.store, tr)
+				}
+			}
+			return nil
+		}),
+		Exceptions: nb("e", "exceptions", "e").Act(func() tea.Cmd { return a.openExceptions(ledger.Filter{}) }),
+		Teardown:   nb("T", "teardown", "T").Act(a.openTeardown),
+		Back:       nb("esc", "back", "esc", "shift+tab").Act(func() tea.Cmd { a.pop(); return nil }),
+		Up:         nb("↑/k", "move", "up", "k").Quiet().Act(func() tea.Cmd { s.cur = max(0, s.cur-1); return nil }),
+		Down: nb("↓/j", "move", "down", "j").Act(func() tea.Cmd {
+			if s.report != nil {
+				s.cur = max(0, min(len(s.report.Tables)-1, s.cur+1))
+			}
+			return nil
+		}),
+	}
+	return s
 }
 
 func (s *reconScreen) SetSize(w, h int) { s.w, s.h = w, h }
@@ -80,14 +96,29 @@ func (s *reconScreen) table() (reports.TableReport, bool) {
 
 func (s *reconScreen) Keys() []ui.Binding {
 	k := s.keys
+	nb := ui.NewBinding
 	if s.drill {
-		k.Back = ui.NewBinding("esc", "back", "esc", "shift+tab")
-		k.Drill = ui.NewBinding("enter", "its exceptions", "enter")
+		scroll := func(d func() int) func() tea.Cmd { return func() tea.Cmd { s.top = max(0, s.top+d()); return nil } }
+		k.Back = nb("esc", "back", "esc", "shift+tab").Act(func() tea.Cmd { s.drill = false; return nil })
+		k.Drill = nb("enter", "its exceptions", "enter").Act(func() tea.Cmd {
+			f := ledger.Filter{}
+			if tr, ok := s.table(); ok {
+				f.Table = tr.Name
+			}
+			return s.app.openExceptions(f)
+		})
 		if s.tornDown {
 			k.Drill = k.Drill.Disable("torn down: the ledger is gone")
 		}
-		k.Up, k.Down = ui.NewBinding("↑/k", "scroll", "up", "k"), ui.NewBinding("↓/j", "scroll", "down", "j")
-		return []ui.Binding{k.Drill, k.Back, k.Down, k.Teardown}
+		k.Up = nb("↑/k", "scroll", "up", "k").Quiet().Act(scroll(func() int { return -1 }))
+		k.Down = nb("↓/j", "scroll", "down", "j").Act(scroll(func() int { return 1 }))
+		page := nb("pgup/pgdn", "scroll a page", "pgup", "pgdown", "space").Quiet().Do(func(msg tea.KeyPressMsg) tea.Cmd {
+			if msg.String() == "pgup" {
+				return scroll(func() int { return -max(1, s.h/2) })()
+			}
+			return scroll(func() int { return max(1, s.h/2) })()
+		})
+		return []ui.Binding{k.Drill, k.Back, k.Down, k.Teardown, k.Up, page}
 	}
 	if s.tornDown {
 		k.Exceptions = k.Exceptions.Disable("torn down: the ledger is gone")
@@ -95,7 +126,7 @@ func (s *reconScreen) Keys() []ui.Binding {
 	if s.report == nil || len(s.report.Tables) == 0 {
 		k.Drill = k.Drill.Disable("no table in this run")
 	}
-	return []ui.Binding{k.Drill, k.Exceptions, k.Down, k.Teardown, k.Back}
+	return []ui.Binding{k.Drill, k.Exceptions, k.Down, k.Teardown, k.Back, k.Up}
 }
 
 // countsCmd asks the ledger for the table's exceptions of this load.
@@ -114,62 +145,12 @@ func countsCmd(ctx context.Context, st ledger.Store, tr reports.TableReport) tea
 	}
 }
 
-// reconNav is what the root does after a key.
-type reconNav int
-
-const (
-	reconStay reconNav = iota
-	reconBack
-	reconExceptions // all exceptions
-	reconTableExceptions
-	reconTeardown
-)
-
-// Update handles the browser's messages and keys.
-func (s *reconScreen) Update(msg tea.Msg, ctx context.Context, st ledger.Store) (tea.Cmd, reconNav) {
-	switch msg := msg.(type) {
-	case reconCountsMsg:
+// Update takes the ledger's counts of a table's exceptions.
+func (s *reconScreen) Update(msg tea.Msg) tea.Cmd {
+	if msg, ok := msg.(reconCountsMsg); ok {
 		s.counts[msg.table] = msg
-	case tea.KeyPressMsg:
-		k := s.Keys()
-		switch {
-		case s.keys.Teardown.Pressed(msg):
-			return nil, reconTeardown
-		case s.drill:
-			switch {
-			case k[0].Matches(msg):
-				return nil, reconTableExceptions
-			case s.keys.Back.Pressed(msg):
-				s.drill = false
-			case s.keys.Up.Pressed(msg):
-				s.top = max(0, s.top-1)
-			case s.keys.Down.Pressed(msg):
-				s.top++
-			case msg.String() == "pgdown" || msg.String() == "space":
-				s.top += max(1, s.h/2)
-			case msg.String() == "pgup":
-				s.top = max(0, s.top-max(1, s.h/2))
-			}
-		case k[0].Matches(msg):
-			s.drill, s.top = true, 0
-			if tr, ok := s.table(); ok && !s.tornDown {
-				if _, done := s.counts[tr.Name]; !done {
-					return countsCmd(ctx, st, tr), reconStay
-				}
-			}
-		case k[1].Matches(msg):
-			return nil, reconExceptions
-		case s.keys.Back.Pressed(msg):
-			return nil, reconBack
-		case s.keys.Up.Pressed(msg):
-			s.cur = max(0, s.cur-1)
-		case s.keys.Down.Pressed(msg):
-			if s.report != nil {
-				s.cur = min(len(s.report.Tables)-1, s.cur+1)
-			}
-		}
 	}
-	return nil, reconStay
+	return nil
 }
 
 func gateGlyph(t ui.Theme, status string) string {

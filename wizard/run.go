@@ -65,6 +65,7 @@ type runKeys struct {
 
 // runScreen starts the run and shows one row per table.
 type runScreen struct {
+	app     *app
 	theme   ui.Theme
 	w, h    int
 	now     func() time.Time
@@ -87,17 +88,33 @@ type runScreen struct {
 	spin    spinner.Model
 }
 
-func newRunScreen(t ui.Theme, now func() time.Time) *runScreen {
-	return &runScreen{theme: t, now: now, spin: spinner.New(spinner.WithSpinner(spinner.Line), spinner.WithStyle(t.Running)),
-		keys: runKeys{
-			Start:   ui.NewBinding("enter", "start the run", "enter"),
-			Back:    ui.NewBinding("esc", "back to gate 3", "esc", "shift+tab"),
-			Next:    ui.NewBinding("enter", "gate 4: reconciliation", "enter"),
-			Again:   ui.NewBinding("r", "run again", "r"),
-			Yes:     ui.NewBinding("y", "cancel the run", "y"),
-			No:      ui.NewBinding("n", "keep running", "n", "esc"),
-			Refresh: ui.NewBinding("f", "full refresh", "f"),
-		}}
+func newRunScreen(a *app) *runScreen {
+	t := a.theme
+	s := &runScreen{app: a, theme: t, now: a.deps.Now, spin: spinner.New(spinner.WithSpinner(spinner.Line), spinner.WithStyle(t.Running))}
+	nb := ui.NewBinding
+	s.keys = runKeys{
+		Start: nb("enter", "start the run", "enter").Act(s.start),
+		Back:  nb("esc", "back to gate 3", "esc", "shift+tab").Act(func() tea.Cmd { a.pop(); return nil }),
+		Next: nb("enter", "gate 4: reconciliation", "enter").Act(func() tea.Cmd {
+			a.recon.Show(s.outcome.Report)
+			a.push(a.recon)
+			return a.openLedger()
+		}),
+		Again: nb("r", "run again", "r").Act(s.start),
+		Yes: nb("y", "cancel the run", "y").Act(func() tea.Cmd {
+			s.state = rsCancelling
+			if s.cancel != nil {
+				s.cancel()
+			}
+			return nil
+		}),
+		No: nb("n", "keep running", "n", "esc").Act(func() tea.Cmd { s.state = rsRunning; return nil }),
+		Refresh: nb("f", "full refresh", "f").Act(func() tea.Cmd {
+			s.refresh = (s.refresh + 1) % (len(s.refreshBase()) + 2)
+			return nil
+		}),
+	}
+	return s
 }
 
 func (s *runScreen) SetSize(w, h int) { s.w, s.h = w, h }
@@ -127,18 +144,23 @@ func (s *runScreen) AskCancel() tea.Cmd {
 
 func (s *runScreen) Keys() []ui.Binding {
 	k := s.keys
+	if s.plan == nil {
+		k.Start, k.Again, k.Refresh = k.Start.Disable("no approved plan"), k.Again.Disable("no approved plan"), k.Refresh.Disable("no approved plan")
+	}
 	switch s.state {
 	case rsConfirm:
 		return []ui.Binding{k.Yes, k.No}
 	case rsRunning, rsCancelling:
-		return []ui.Binding{ui.NewBinding("ctrl+c", "cancel the run", "ctrl+c")}
+		return []ui.Binding{ui.NewBinding("ctrl+c", "cancel the run", "ctrl+c").Act(s.AskCancel)}
 	case rsReady:
 		return []ui.Binding{k.Start, k.Refresh, k.Back}
 	}
 	if s.outcome == nil || s.outcome.Report == nil {
-		k.Next = k.Next.Disable("the run produced no report")
-		k.Again = ui.NewBinding("enter", "run again", "enter", "r")
-		return []ui.Binding{k.Again, k.Refresh, k.Back}
+		again := ui.NewBinding("enter", "run again", "enter", "r").Act(s.start)
+		if s.plan == nil {
+			again = again.Disable("no approved plan")
+		}
+		return []ui.Binding{again, k.Refresh, k.Back}
 	}
 	return []ui.Binding{k.Next, k.Again, k.Refresh, k.Back}
 }
@@ -148,7 +170,8 @@ func (s *runScreen) tick() tea.Cmd {
 	return tea.Tick(PollInterval, func(time.Time) tea.Msg { return runTickMsg{gen: gen} })
 }
 
-func (s *runScreen) start(d Deps, ws flow.Workspace, parent context.Context) tea.Cmd {
+func (s *runScreen) start() tea.Cmd {
+	d, ws, parent := s.app.deps, s.app.ws, s.app.ctx
 	s.gen++
 	gen := s.gen
 	ctx, cancel := context.WithCancel(parent)
@@ -349,25 +372,25 @@ func (s *runScreen) view(r tableRow) ui.ProgressRow {
 	return pr
 }
 
-// Update handles the run's messages and keys.
-func (s *runScreen) Update(msg tea.Msg, d Deps, ws flow.Workspace, ctx context.Context) (tea.Cmd, nav) {
+// Update handles the run's messages.
+func (s *runScreen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case spinner.TickMsg:
 		if !s.running() {
-			return nil, navStay
+			return nil
 		}
 		var cmd tea.Cmd
 		s.spin, cmd = s.spin.Update(msg)
-		return cmd, navStay
+		return cmd
 	case runTickMsg:
 		if msg.gen != s.gen || !s.running() {
-			return nil, navStay
+			return nil
 		}
 		s.poll()
-		return s.tick(), navStay
+		return s.tick()
 	case runDoneMsg:
 		if msg.gen != s.gen {
-			return nil, navStay
+			return nil
 		}
 		s.ended = s.now()
 		s.poll()
@@ -379,37 +402,8 @@ func (s *runScreen) Update(msg tea.Msg, d Deps, ws flow.Workspace, ctx context.C
 		if msg.err != nil && msg.outcome == nil {
 			s.state = rsFailed
 		}
-		return nil, navStay
-	case tea.KeyPressMsg:
-		switch s.state {
-		case rsConfirm:
-			switch {
-			case s.keys.Yes.Pressed(msg):
-				s.state = rsCancelling
-				if s.cancel != nil {
-					s.cancel()
-				}
-			case s.keys.No.Pressed(msg):
-				s.state = rsRunning
-			}
-		case rsReady, rsDone, rsFailed:
-			done := s.state != rsReady && s.outcome != nil && s.outcome.Report != nil
-			switch {
-			case s.keys.Refresh.Pressed(msg) && s.plan != nil:
-				s.refresh = (s.refresh + 1) % (len(s.refreshBase()) + 2)
-				return nil, navStay
-			case done && s.keys.Next.Pressed(msg):
-				return nil, navNext
-			case s.state != rsReady && s.keys.Again.Pressed(msg) && s.plan != nil:
-				return s.start(d, ws, ctx), navStay
-			case s.keys.Start.Pressed(msg) && s.plan != nil:
-				return s.start(d, ws, ctx), navStay
-			case s.keys.Back.Pressed(msg):
-				return nil, navBack
-			}
-		}
 	}
-	return nil, navStay
+	return nil
 }
 
 func rate(n int64, d time.Duration) float64 {

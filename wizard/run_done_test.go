@@ -31,7 +31,7 @@ func TestRunDoneMarkSaysWhatHappened(t *testing.T) {
 		{"error", &reports.Report{Status: reports.StatusOK}, errors.New("boom"), "✗"},
 	}
 	for _, c := range cases {
-		s := newRunScreen(ui.MustTheme(ui.ThemeMono), time.Now)
+		s := newRunScreen(&app{theme: ui.MustTheme(ui.ThemeMono), deps: Deps{Now: time.Now}})
 		s.w = 100
 		s.outcome = &flow.Outcome{Report: c.report, Result: &run.Result{RunID: "r1"}}
 		s.err = c.err

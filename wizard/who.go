@@ -17,6 +17,7 @@ import (
 // starts from a suggestion (git config user.name, else the OS user) that
 // can be edited.
 type whoScreen struct {
+	app   *app
 	theme ui.Theme
 	w, h  int
 	// suggested is the name offered, from says where it came from.
@@ -29,8 +30,8 @@ type whoScreen struct {
 // maxNameLen bounds an approver's name (characters).
 const maxNameLen = 80
 
-func newWho(t ui.Theme, suggested, from string) *whoScreen {
-	return &whoScreen{theme: t, suggested: suggested, from: from}
+func newWho(a *app, suggested, from string) *whoScreen {
+	return &whoScreen{app: a, theme: a.theme, suggested: suggested, from: from}
 }
 
 // CheckName is nil for a name that can be recorded: not empty, at most
@@ -70,27 +71,33 @@ func (s *whoScreen) SetSize(w, h int) {
 func (s *whoScreen) Typing() bool { return true }
 
 func (s *whoScreen) Keys() []ui.Binding {
-	return []ui.Binding{ui.NewBinding("enter", "continue to gate 1", "enter"), ui.NewBinding("ctrl+u", "clear", "ctrl+u")}
+	return []ui.Binding{ui.NewBinding("enter", "continue to gate 1", "enter").Act(s.done), ui.NewBinding("ctrl+u", "clear", "ctrl+u").Do(func(k tea.KeyPressMsg) tea.Cmd { return s.Update(k) })}
 }
 
-// Update handles the field; done is true with the name to record.
-func (s *whoScreen) Update(msg tea.Msg) (tea.Cmd, string, bool) {
-	if s.form == nil {
-		return nil, "", false
+// done records the name, when it can be, and goes on to gate 1.
+func (s *whoScreen) done() tea.Cmd {
+	v := strings.TrimSpace(s.name)
+	if err := CheckName(v); err != nil {
+		s.problem = err.Error()
+		return nil
 	}
-	if k, ok := msg.(tea.KeyPressMsg); ok && k.String() == "enter" {
-		v := strings.TrimSpace(s.name)
-		if err := CheckName(v); err != nil {
-			s.problem = err.Error()
-			return nil, "", false
-		}
-		return nil, v, true
+	a := s.app
+	a.by, a.stack = v, []screen{a.gate1}
+	start := a.gate1.Start(*a.session)
+	a.saver.qs = a.gate1.qs
+	return start
+}
+
+// Update hands the field what it types (and its cursor blinks).
+func (s *whoScreen) Update(msg tea.Msg) tea.Cmd {
+	if s.form == nil {
+		return nil
 	}
 	if _, ok := msg.(tea.KeyPressMsg); ok {
 		s.problem = ""
 	}
 	_, cmd := s.form.Update(msg)
-	return cmd, "", false
+	return cmd
 }
 
 func (s *whoScreen) Render() string {

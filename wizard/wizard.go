@@ -1,14 +1,15 @@
 // Package wizard is the bubbletea root model of lima-tui: the gate state
-// machine, asked one question at a time. The root owns routing, focus and
-// layout; each screen is a struct with SetSize, a key map and a render
-// method. Update does no I/O: loading and saving the plan, gate 2 and the
-// run happen in tea.Cmds.
+// machine, asked one question at a time. The root owns the frame, a route
+// stack of screens and the dispatch of keys to the top screen's bindings;
+// each screen implements the screen contract below. Update does no I/O:
+// loading and saving the plan, gate 2 and the run happen in tea.Cmds.
 package wizard
 
 import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -99,38 +100,21 @@ type Options struct {
 	AskName bool
 }
 
-type route int
-
-const (
-	routeLoading route = iota
-	routeWho
-	routeGate1
-	routeGate2
-	routeRun
-	routeGate3
-	routeRecon
-	routeExceptions
-	routeTeardown
-)
-
-// Model is the root model.
-type Model struct {
-	// quitArmed: q was pressed once over gate 3's unsaved edits; a second
-	// q quits and drops them, any other key disarms.
-	quitArmed bool
-	theme     ui.Theme
-	keys      ui.GlobalKeys
-	deps      Deps
-	ctx       context.Context
-	planPath  string
-	ws        flow.Workspace
-	saver     *saver
-
-	route    route
+// app is the context every screen shares, injected once when it is made:
+// the theme, the engine's calls, the workspace, who approves, the opened
+// ledger, and the route stack. Screens go forward with push and back with
+// pop; the root draws the top of the stack.
+type app struct {
+	theme    ui.Theme
+	deps     Deps
+	ctx      context.Context
+	planPath string
+	ws       flow.Workspace
+	saver    *saver
+	by       string
 	w, h     int
-	showHelp bool
-	loadErr  string
 
+	stack []screen
 	who   *whoScreen
 	gate1 *gate1Screen
 	gate2 *gate2Screen
@@ -139,25 +123,52 @@ type Model struct {
 	recon *reconScreen
 	gate5 *gate5Screen
 	exc   *Browser
-	by    string
 
-	// askName: the name is asked before gate 1; session is the loaded
-	// session gate 1 starts from once it is given.
-	askName bool
+	// session is the loaded session gate 1 starts from once the
+	// approver's name is given.
 	session *sessionMsg
-
-	store    ledger.Store
-	storeErr string
-	// tdFrom is the route gate 5 returns to.
-	tdFrom route
+	store   ledger.Store
 	// lastReport is the newest run's report.json when the wizard started
-	// ("" none); reconFrom is where gate 4's back key goes (the run, or
-	// gate 1 when gate 4 was opened from there without running).
+	// ("" none).
 	lastReport string
-	reconFrom  route
 	// excPending: the exception queue opens with this filter once the
 	// ledger is open.
 	excPending *ledger.Filter
+}
+
+// top is the screen shown (nil while the session loads).
+func (a *app) top() screen {
+	if len(a.stack) == 0 {
+		return nil
+	}
+	return a.stack[len(a.stack)-1]
+}
+
+// shown reports whether s is the screen shown.
+func (a *app) shown(s screen) bool { return len(a.stack) > 0 && a.top() == s }
+
+func (a *app) push(s screen) { a.stack = append(a.stack, s) }
+
+// pop goes back to the screen below; the first screen stays.
+func (a *app) pop() {
+	if len(a.stack) > 1 {
+		a.stack = a.stack[:len(a.stack)-1]
+	}
+}
+
+// Model is the root model: the frame (title, the top screen, the key
+// line), the help overlay and the keys every screen shares.
+type Model struct {
+	*app
+	// quitArmed: q was pressed once over gate 3's unsaved edits; a second
+	// q quits and drops them, any other key disarms.
+	quitArmed bool
+	keys      ui.GlobalKeys
+	showHelp  bool
+	loadErr   string
+	// refused is the last disabled binding pressed and why (shown on the
+	// key line until the next key).
+	refused string
 }
 
 // New returns the root model; Init loads the session from PlanPath.
@@ -187,71 +198,109 @@ func New(o Options) *Model {
 	if err == nil {
 		o.PlanPath = abs
 	}
-	m := &Model{theme: o.Theme, keys: ui.DefaultGlobalKeys(), deps: o.Deps, ctx: o.Context,
-		planPath: o.PlanPath, ws: flow.Workspace{Dir: filepath.Dir(o.PlanPath)}, w: 100, h: 30}
-	m.saver = &saver{planPath: o.PlanPath, now: o.Deps.Now}
-	m.gate1 = newGate1(m.theme)
-	m.gate1.zone = o.Deps.MachineZone()
-	m.gate1.qs = withDefaults(m.gate1.qs, map[string]string{gates.QTimezone: m.gate1.zone})
-	m.saver.qs = m.gate1.qs
-	m.gate1.dir = m.ws.Dir
-	m.gate2 = newGate2(m.theme)
-	m.run = newRunScreen(m.theme, o.Deps.Now)
-	m.gate3 = newGate3(m.theme)
-	m.recon = newRecon(m.theme)
-	m.gate5 = newGate5(m.theme)
-	m.by = o.By
-	if m.by == "" {
-		m.by = "lima-tui"
+	a := &app{theme: o.Theme, deps: o.Deps, ctx: o.Context, planPath: o.PlanPath,
+		ws: flow.Workspace{Dir: filepath.Dir(o.PlanPath)}, w: 100, h: 30, by: o.By}
+	if a.by == "" {
+		a.by = "lima-tui"
 	}
-	m.gate1.by, m.gate5.by = &m.by, &m.by
-	m.askName = o.AskName
-	m.who = newWho(m.theme, o.By, o.ByFrom)
-	return m
+	a.saver = &saver{planPath: o.PlanPath, now: o.Deps.Now}
+	a.gate1 = newGate1(a)
+	a.gate1.zone = o.Deps.MachineZone()
+	a.gate1.qs = withDefaults(a.gate1.qs, map[string]string{gates.QTimezone: a.gate1.zone})
+	a.saver.qs = a.gate1.qs
+	a.gate1.dir = a.ws.Dir
+	a.gate2 = newGate2(a)
+	a.run = newRunScreen(a)
+	a.gate3 = newGate3(a)
+	a.recon = newRecon(a)
+	a.gate5 = newGate5(a)
+	a.gate1.by, a.gate5.by = &a.by, &a.by
+	if o.AskName {
+		// The name is asked before gate 1, starting from By.
+		a.who = newWho(a, o.By, o.ByFrom)
+	}
+	return &Model{app: a, keys: ui.DefaultGlobalKeys()}
 }
 
 // Init loads the session (the plan and the wizard's progress).
 func (m *Model) Init() tea.Cmd { return loadSession(m.planPath) }
 
+// screen is the contract every screen implements, the exception browser
+// included (as Charm's crush has it): its size, its key map, its update
+// and its view. Keys are the screen's only way in for a key press: the
+// root dispatches a key to the first of the top screen's bindings (then
+// the shared ones) that has it — a disabled one says its reason instead
+// of acting — and the key line and the help are drawn from the same
+// list. Update gets every other message and, while the screen is typing
+// into a field, the keys no binding claims (they are text).
 type screen interface {
 	SetSize(w, h int)
 	Keys() []ui.Binding
 	Typing() bool
+	Update(msg tea.Msg) tea.Cmd
 	Render() string
 }
 
-func (m *Model) current() screen {
-	switch m.route {
-	case routeWho:
-		return m.who
-	case routeGate2:
-		return m.gate2
-	case routeRun:
-		return m.run
-	case routeGate1:
-		return m.gate1
-	case routeGate3:
-		return m.gate3
-	case routeRecon:
-		return m.recon
-	case routeTeardown:
-		return m.gate5
+// fullScreen is a screen that draws the whole terminal, its own title and
+// key line included, and holds every key (the exception browser, which
+// is also a program of its own: lima-tui exceptions).
+type fullScreen interface {
+	screen
+	fullScreen()
+}
+
+// refuser is a screen that says itself, in its own message line, why a
+// disabled binding was pressed.
+type refuser interface {
+	Refuse(b ui.Binding)
+}
+
+// owns reports whether b is one of the screen's own bindings (not one the
+// root shares).
+func owns(s screen, b ui.Binding) bool {
+	return slices.ContainsFunc(s.Keys(), func(k ui.Binding) bool { return k.Help() == b.Help() })
+}
+
+// dispatch is a key press on bindings: the first binding with the key
+// runs its handler or, disabled, is returned as refused. While typing, a
+// printable key of a disabled binding is text: it is not claimed.
+func dispatch(bs []ui.Binding, typing bool, msg tea.KeyPressMsg) (cmd tea.Cmd, refused *ui.Binding, claimed bool) {
+	for _, b := range bs {
+		if !b.Pressed(msg) {
+			continue
+		}
+		switch {
+		case b.Enabled() && b.Run != nil:
+			return b.Run(msg), nil, true
+		case b.Enabled():
+			return nil, nil, true // a binding without a handler does nothing (TestKeysDoWhatTheKeyLineAndHelpSay fails on it)
+		case typing && msg.Text != "":
+			continue
+		}
+		return nil, &b, true
 	}
-	return nil
+	return nil, nil, false
 }
 
 func (m *Model) typing() bool {
-	s := m.current()
-	return s != nil && s.Typing()
+	s := m.top()
+	return s != nil && m.loadErr == "" && s.Typing()
+}
+
+func (m *Model) screens() []screen {
+	out := []screen{m.gate1, m.gate2, m.run, m.gate3, m.recon, m.gate5}
+	if m.who != nil {
+		out = append(out, m.who)
+	}
+	return out
 }
 
 func (m *Model) setSize(w, h int) {
 	m.w, m.h = w, h
 	bw, bh := m.bodySize()
-	for _, s := range []screen{m.who, m.gate1, m.gate2, m.run, m.gate3, m.recon, m.gate5} {
+	for _, s := range m.screens() {
 		s.SetSize(bw, bh)
 	}
-
 }
 
 // bodySize is the screens' area: the frame takes a title and a help line
@@ -266,14 +315,15 @@ func (m *Model) bodySize() (int, int) {
 	return m.w, m.h - 2
 }
 
-// Update routes messages: global keys first, then the screen.
+// Update sends a key to the bindings of what is shown (see keyBindings),
+// and every other message to every screen: results, ticks and saves go
+// to the screen they belong to, whichever is shown.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.setSize(msg.Width, msg.Height)
 		if m.exc != nil {
-			_, cmd := m.exc.Update(msg)
-			return m, cmd
+			return m, m.exc.Update(msg)
 		}
 		return m, nil
 	case lastRunMsg:
@@ -281,9 +331,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.gate1.status, m.gate1.statusOK = "the last run's report cannot be read: "+ui.Sanitize(msg.err.Error()), ui.StatusFailed
 			return m, nil
 		}
-		m.reconFrom, m.route = routeGate1, routeRecon
 		m.recon.Show(msg.report)
 		m.recon.past = true
+		m.push(m.recon)
 		if msg.queue {
 			if m.store == nil {
 				return m, m.openLedgerThen(ledger.Filter{})
@@ -295,209 +345,127 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.lastReport = msg.lastReport
 		if msg.err != nil {
 			m.loadErr = msg.err.Error()
-			m.route = routeGate1
+			m.stack = []screen{m.gate1}
 			return m, nil
 		}
-		if m.askName {
-			m.session, m.route = &msg, routeWho
+		if m.who != nil {
+			m.session, m.stack = &msg, []screen{m.who}
 			return m, m.who.Start()
 		}
-		m.route = routeGate1
+		m.stack = []screen{m.gate1}
 		cmd := m.gate1.Start(msg)
 		m.saver.qs = m.gate1.qs
 		return m, cmd
 	case ledgerMsg:
 		if msg.err != nil {
-			m.storeErr = msg.err.Error()
 			return m, nil
 		}
 		if m.store != nil {
 			m.store.Close()
 		}
-		m.store, m.storeErr = msg.st, ""
+		m.store = msg.st
 		if f := m.excPending; f != nil {
 			m.excPending = nil
 			return m, m.openExceptions(*f)
 		}
-		if m.route == routeRecon && m.recon.drill && !m.recon.tornDown {
+		if m.shown(m.recon) && m.recon.drill && !m.recon.tornDown {
 			if tr, ok := m.recon.table(); ok {
 				return m, countsCmd(m.ctx, m.store, tr)
 			}
 		}
 		return m, nil
 	case tea.KeyPressMsg:
-		if armed := m.quitArmed; armed {
-			m.quitArmed = false
-			if k := m.keys.Typing(m.typing()).Quit; k.Matches(msg) {
-				return m, tea.Quit
-			}
-		}
-		if m.route == routeExceptions {
-			return m, m.excKey(msg)
-		}
-		keys := m.keys.Typing(m.typing())
-		if m.route == routeRun {
-			keys.Quit = keys.Quit.Disable("the run is going: ctrl+c asks before cancelling it")
-			if !m.run.running() {
-				keys.Quit = keys.Quit.Enable()
-			}
-		}
+		armed := m.quitArmed
+		m.quitArmed, m.refused = false, ""
+		cmd, refused, claimed := dispatch(m.keyBindings(armed), m.typing(), msg)
 		switch {
-		case keys.Interrupt.Matches(msg):
-			if m.route == routeRun && m.run.running() {
-				return m, m.run.AskCancel()
+		case refused != nil:
+			if r, ok := m.top().(refuser); ok && owns(m.top(), *refused) {
+				r.Refuse(*refused)
+			} else {
+				m.refused = refused.Help().Key + ": " + refused.Reason
 			}
-			return m, tea.Quit
-		case ui.Classify(m.w, m.h) == ui.SizeTooSmall:
-			// Nothing can be typed here, so q quits — unless a run is
-			// going: it goes on, and q (like ctrl+c above) asks first.
-			if m.route == routeRun && m.run.running() {
-				if m.run.asking() {
-					break // y or n answers "Cancel the run?", shown small
-				}
-				if keys.Quit.Pressed(msg) { // disabled for the board, not here
-					return m, m.run.AskCancel()
-				}
-				return m, nil
+		case !claimed && m.typing() && !m.showHelp && ui.Classify(m.w, m.h) != ui.SizeTooSmall:
+			cmd = m.top().Update(msg)
+		}
+		return m, cmd
+	}
+	var cmds []tea.Cmd
+	for _, s := range m.screens() {
+		cmds = append(cmds, s.Update(msg))
+	}
+	if m.exc != nil {
+		cmds = append(cmds, m.exc.Update(msg))
+	}
+	return m, tea.Batch(cmds...)
+}
+
+// keyBindings are the bindings a key press is dispatched to: the top
+// screen's and the shared ones (help, quit) — or, on the help overlay and
+// the "too small" screen, theirs. armed: q was pressed once over gate 3's
+// unsaved edits.
+func (m *Model) keyBindings(armed bool) []ui.Binding {
+	top := m.top()
+	running := m.shown(m.run) && m.run.running()
+	interrupt := m.keys.Interrupt.Quiet().Act(func() tea.Cmd {
+		if running {
+			return m.run.AskCancel()
+		}
+		return tea.Quit
+	})
+	if ui.Classify(m.w, m.h) == ui.SizeTooSmall {
+		// Nothing can be typed here, so q quits — unless a run is going:
+		// it goes on, and q (like ctrl+c) asks first; y or n answers
+		// "Cancel the run?", shown small.
+		if running && m.run.asking() {
+			return m.run.Keys()
+		}
+		quit := m.keys.Quit.Act(func() tea.Cmd {
+			if running {
+				return m.run.AskCancel()
 			}
-			if keys.Quit.Pressed(msg) {
-				return m, tea.Quit
-			}
-			return m, nil
-		case m.showHelp:
-			if keys.Help.Matches(msg) || keys.Back.Matches(msg) {
-				m.showHelp = false
-				return m, nil
-			}
-			if keys.Quit.Matches(msg) {
-				return m, tea.Quit
-			}
-			return m, nil
-		case keys.Help.Matches(msg):
-			m.showHelp = true
-			return m, nil
-		case keys.Quit.Matches(msg) && m.route == routeGate3 && len(m.gate3.changes()) > 0 && !m.quitArmed:
+			return tea.Quit
+		})
+		return []ui.Binding{quit, interrupt}
+	}
+	if fs, ok := top.(fullScreen); ok {
+		return fs.Keys()
+	}
+	g := m.globals(armed)
+	if m.showHelp {
+		closeHelp := func() tea.Cmd { m.showHelp = false; return nil }
+		return []ui.Binding{g.Help.Act(closeHelp), ui.NewBinding("esc", "close the help", "esc").Quiet().Act(closeHelp), g.Quit, interrupt}
+	}
+	var out []ui.Binding
+	if top != nil && m.loadErr == "" {
+		out = top.Keys()
+	}
+	return append(out, g.Help, g.Filter, g.Quit, interrupt)
+}
+
+// globals are the keys every framed screen shares, with their handlers.
+func (m *Model) globals(armed bool) ui.GlobalKeys {
+	g := m.keys.Typing(m.typing())
+	g.Help = g.Help.Act(func() tea.Cmd { m.showHelp = true; return nil })
+	switch {
+	case m.loadErr != "":
+		g.Help = g.Help.Disable("the plan cannot be opened")
+	case m.top() == nil:
+		g.Help = g.Help.Disable("the plan is being read")
+	}
+	g.Quit = g.Quit.Act(func() tea.Cmd {
+		if n := len(m.gate3.changes()); n > 0 && m.shown(m.gate3) && !armed {
 			m.quitArmed = true
-			m.gate3.msg, m.gate3.msgOK = fmt.Sprintf("%d unsaved edit(s) of the model: q again quits and drops them; enter approves and saves them", len(m.gate3.changes())), false
-			return m, nil
-		case keys.Quit.Matches(msg) && m.route != routeLoading:
-			return m, tea.Quit
-		case m.route == routeLoading && keys.Quit.Pressed(msg):
-			return m, tea.Quit
+			m.gate3.msg, m.gate3.msgOK = fmt.Sprintf("%d unsaved edit(s) of the model: q again quits and drops them; enter approves and saves them", n), false
+			return nil
 		}
+		return tea.Quit
+	})
+	if m.shown(m.run) && m.run.running() {
+		g.Quit = g.Quit.Disable("the run is going: ctrl+c asks before cancelling it")
 	}
-	if _, ok := msg.(tea.KeyPressMsg); !ok {
-		// Results, ticks and saves go to the screen they belong to,
-		// whichever is shown.
-		c1, next1 := m.gate1.Update(msg, m.saver)
-		if next1 && m.route == routeGate1 {
-			// The scope approval is recorded: gate 2 starts.
-			m.route = routeGate2
-			c1 = tea.Batch(c1, m.gate2.Start(m.deps, m.ws, m.planPath, m.ctx))
-		}
-		var c0 tea.Cmd
-		if m.route == routeWho {
-			c0, _, _ = m.who.Update(msg)
-		}
-		c2, _ := m.gate2.Update(msg, m.deps, m.ws, m.planPath, m.ctx)
-		c3, _ := m.run.Update(msg, m.deps, m.ws, m.ctx)
-		c4, nav4 := m.gate3.Update(msg, m.by, m.deps.Now, m.planPath)
-		if nav4 == navNext && m.route == routeGate3 {
-			m.route = routeRun
-			m.run.Ready(m.gate3.base)
-		}
-		c5, _ := m.recon.Update(msg, m.ctx, m.store)
-		c6, _ := m.gate5.Update(msg, m.deps, m.ws, m.planPath, m.ctx)
-		var c7 tea.Cmd
-		if m.exc != nil {
-			_, c7 = m.exc.Update(msg)
-		}
-		return m, tea.Batch(c0, c1, c2, c3, c4, c5, c6, c7)
-	}
-	switch m.route {
-	case routeWho:
-		cmd, name, done := m.who.Update(msg)
-		if done {
-			m.by = name
-			m.route = routeGate1
-			start := m.gate1.Start(*m.session)
-			m.saver.qs = m.gate1.qs
-			return m, tea.Batch(cmd, start)
-		}
-		return m, cmd
-	case routeGate1:
-		if kp, ok := msg.(tea.KeyPressMsg); ok && m.gate1.done() {
-			if k := m.gate1.start; k.LastRun.Matches(kp) || k.Queue.Matches(kp) {
-				return m, readLastRun(m.lastReport, k.Queue.Matches(kp))
-			}
-		}
-		cmd, next := m.gate1.Update(msg, m.saver)
-		if next {
-			m.route = routeGate2
-			return m, tea.Batch(cmd, m.gate2.Start(m.deps, m.ws, m.planPath, m.ctx))
-		}
-		return m, cmd
-	case routeGate2:
-		cmd, nav := m.gate2.Update(msg, m.deps, m.ws, m.planPath, m.ctx)
-		switch nav {
-		case navBack:
-			m.route = routeGate1
-			m.gate1.Reopen()
-		case navNext:
-			m.route = routeGate3
-			return m, tea.Batch(cmd, m.gate3.Start(m.deps, m.ws, m.planPath, m.ctx))
-		}
-		return m, cmd
-	case routeGate3:
-		cmd, nav := m.gate3.Update(msg, m.by, m.deps.Now, m.planPath)
-		switch nav {
-		case navBack:
-			m.route = routeGate2
-		case navNext:
-			m.route = routeRun
-			m.run.Ready(m.gate3.base)
-		}
-		return m, cmd
-	case routeRun:
-		cmd, nav := m.run.Update(msg, m.deps, m.ws, m.ctx)
-		switch nav {
-		case navBack:
-			m.route = routeGate3
-		case navNext:
-			if m.run.outcome != nil && m.run.outcome.Report != nil {
-				m.route, m.reconFrom = routeRecon, routeRun
-				m.recon.Show(m.run.outcome.Report)
-				return m, tea.Batch(cmd, m.openLedger())
-			}
-		}
-		return m, cmd
-	case routeRecon:
-		cmd, nav := m.recon.Update(msg, m.ctx, m.store)
-		switch nav {
-		case reconBack:
-			m.route = routeRun
-			if m.reconFrom == routeGate1 {
-				m.route = routeGate1
-			}
-		case reconExceptions, reconTableExceptions:
-			f := ledger.Filter{}
-			if tr, ok := m.recon.table(); ok && nav == reconTableExceptions {
-				f.Table = tr.Name
-			}
-			return m, tea.Batch(cmd, m.openExceptions(f))
-		case reconTeardown:
-			return m, tea.Batch(cmd, m.openTeardown())
-		}
-		return m, cmd
-	case routeTeardown:
-		cmd, nav := m.gate5.Update(msg, m.deps, m.ws, m.planPath, m.ctx)
-		if nav == navBack {
-			m.route = m.tdFrom
-			m.recon.tornDown = m.gate5.removed()
-		}
-		return m, cmd
-	}
-	return m, nil
+	g.Interrupt = g.Interrupt.Quiet()
+	return g
 }
 
 // lastRunMsg carries the newest run's report, read to show its gate 4
@@ -522,11 +490,11 @@ type ledgerMsg struct {
 }
 
 // openLedger opens the ledger once, in a Cmd.
-func (m *Model) openLedger() tea.Cmd {
-	if m.store != nil || m.deps.OpenLedger == nil {
+func (a *app) openLedger() tea.Cmd {
+	if a.store != nil || a.deps.OpenLedger == nil {
 		return nil
 	}
-	d, ctx, ws, path := m.deps, m.ctx, m.ws, m.planPath
+	d, ctx, ws, path := a.deps, a.ctx, a.ws, a.planPath
 	return func() tea.Msg {
 		p, err := plan.Load(path)
 		if err != nil {
@@ -538,67 +506,48 @@ func (m *Model) openLedger() tea.Cmd {
 }
 
 // openLedgerThen opens the ledger, then the exception browser over it.
-func (m *Model) openLedgerThen(f ledger.Filter) tea.Cmd {
-	m.excPending = &f
-	return m.openLedger()
+func (a *app) openLedgerThen(f ledger.Filter) tea.Cmd {
+	a.excPending = &f
+	return a.openLedger()
 }
 
-// openExceptions shows the exception browser over the ledger.
-func (m *Model) openExceptions(f ledger.Filter) tea.Cmd {
-	if m.store == nil {
-		m.recon.drill = false
-		return m.openLedger()
+// openExceptions pushes the exception browser over the ledger; esc in its
+// unfiltered list pops it.
+func (a *app) openExceptions(f ledger.Filter) tea.Cmd {
+	if a.store == nil {
+		a.recon.drill = false
+		return a.openLedger()
 	}
 	var rp func(ctx context.Context, table string) (string, error)
-	if d := m.deps; d.Replay != nil {
-		ws, path, by := m.ws, m.planPath, m.by
+	if d := a.deps; d.Replay != nil {
+		ws, path, by := a.ws, a.planPath, a.by
 		rp = func(ctx context.Context, table string) (string, error) { return d.Replay(ctx, ws, path, table, by) }
 	}
-	m.exc = NewExceptions(ExceptionsOptions{Replay: rp, Store: m.store, Theme: m.theme, Filter: f, By: m.by, Now: m.deps.Now, Context: m.ctx, Back: "back to gate 4"})
-	m.exc.w, m.exc.h = m.w, m.h
-	m.route = routeExceptions
-	return m.exc.Init()
+	a.exc = newBrowser(ExceptionsOptions{Replay: rp, Store: a.store, Theme: a.theme, Filter: f, By: a.by, Now: a.deps.Now, Context: a.ctx,
+		Back: "back to gate 4", OnBack: func() tea.Cmd { a.pop(); return nil }})
+	a.exc.w, a.exc.h = a.w, a.h
+	a.push(a.exc)
+	return a.exc.Init()
 }
 
-// openTeardown shows gate 5 and builds the blast radius.
-func (m *Model) openTeardown() tea.Cmd {
-	if m.deps.TeardownInventory == nil {
+// openTeardown pushes gate 5 and builds the blast radius.
+func (a *app) openTeardown() tea.Cmd {
+	if a.deps.TeardownInventory == nil {
 		return nil
 	}
 	// Nothing of the wizard holds the state store open while it goes.
-	m.Close()
-	m.tdFrom, m.route = m.route, routeTeardown
-	return m.gate5.Start(m.deps, m.ws, m.planPath, m.ctx)
-}
-
-// excKey routes a key to the exception browser; esc in its list, with no
-// filter and nothing typed, goes back to the reconciliation.
-func (m *Model) excKey(msg tea.KeyPressMsg) tea.Cmd {
-	b := m.exc
-	k := msg.String()
-	if b.mode == modeList && !b.showDetail && (k == "esc" || k == "shift+tab") && b.filter == (ledger.Filter{Now: b.filter.Now}) {
-		m.route = routeRecon
-		return nil
-	}
-	_, cmd := b.Update(msg)
-	return cmd
+	a.Close()
+	a.push(a.gate5)
+	return a.gate5.Start()
 }
 
 // Close releases what the wizard opened (the ledger).
-func (m *Model) Close() {
-	if m.store != nil {
-		m.store.Close()
-		m.store = nil
+func (a *app) Close() {
+	if a.store != nil {
+		a.store.Close()
+		a.store = nil
 	}
 }
-
-type nav int
-
-const (
-	navStay nav = iota
-	navBack
-	navNext
-)
 
 // View renders the frame: a title line, the screen and the help line.
 func (m *Model) View() tea.View {
@@ -614,7 +563,7 @@ func (m *Model) Render() string {
 	t := m.theme
 	switch ui.Classify(m.w, m.h) {
 	case ui.SizeTooSmall:
-		if m.route == routeRun && m.run.running() {
+		if m.shown(m.run) && m.run.running() {
 			if m.run.asking() {
 				return ui.TooSmallWith(t, m.w, m.h, "Cancel the run? y cancels it, n keeps it running")
 			}
@@ -622,8 +571,8 @@ func (m *Model) Render() string {
 		}
 		return ui.TooSmall(t, m.w, m.h)
 	}
-	if m.route == routeExceptions && m.exc != nil {
-		return m.exc.Render()
+	if fs, ok := m.top().(fullScreen); ok {
+		return fs.Render()
 	}
 	full := ui.Classify(m.w, m.h) == ui.SizeFull
 	title := t.Title.Render("Lima") + " " + t.Muted.Render(m.crumbs())
@@ -632,37 +581,57 @@ func (m *Model) Render() string {
 	case m.loadErr != "":
 		body = t.Failed.Render(ui.StatusFailed.Glyph()+" cannot open the plan: ") + ui.Sanitize(m.loadErr) +
 			"\n" + t.Muted.Render("fix: correct platform.yaml (lima-tui check shows where), or start the wizard with --plan in another folder")
-	case m.route == routeLoading:
+	case m.top() == nil:
 		body = t.Muted.Render("opening " + ui.Sanitize(m.planPath) + " …")
 	case m.showHelp:
 		body = m.helpScreen()
 	default:
-		body = m.current().Render()
+		body = m.top().Render()
 	}
+	keys := m.keyBindings(m.quitArmed)
+	refused := t.Warn.Render(ui.StatusWarn.Glyph() + " " + ui.Sanitize(m.refused))
 	bw, bh := m.bodySize()
 	if full {
 		// At full size the key line has two lines (a short one sits on
 		// the lower), so no key is cut.
-		help := ui.HelpWrap(t, m.w-1, helpLinesFull, m.footerKeys()...)
+		help := ui.HelpWrap(t, m.w-1, helpLinesFull, keys...)
 		for len(help) < helpLinesFull {
 			help = append([]string{""}, help...)
+		}
+		if m.refused != "" {
+			help[0] = ui.Fit(refused, m.w-1)
 		}
 		body = padLines(ui.FitLines(body, bw, bh), bh)
 		return ui.Fit(" "+title, m.w) + "\n\n" + indent(body, " ") + "\n" + indent(strings.Join(help, "\n"), " ")
 	}
 	body = padLines(ui.FitLines(body, bw, bh), bh)
-	help := ui.HelpLine(t, m.footerKeys()...)
+	help := ui.HelpLine(t, keys...)
+	if m.refused != "" {
+		help = refused
+	}
 	help = ui.Fit(help, m.w)
 	return ui.Fit(title, m.w) + "\n" + body + "\n" + help
 }
 
 func (m *Model) crumbs() string {
 	steps := []string{"1 scope", "2 checks", "3 model", "run", "4 reconcile", "exceptions"}
-	if m.route == routeTeardown {
+	cur := 0
+	switch m.top() {
+	case m.gate2:
+		cur = 1
+	case m.gate3:
+		cur = 2
+	case m.run:
+		cur = 3
+	case m.recon:
+		cur = 4
+	case m.gate5:
 		// Gate 5 is reached from gate 4; it takes the last place.
-		steps[5] = "5 teardown"
+		cur, steps[5] = 5, "5 teardown"
 	}
-	cur := map[route]int{routeLoading: 0, routeWho: 0, routeGate1: 0, routeGate2: 1, routeGate3: 2, routeRun: 3, routeRecon: 4, routeExceptions: 5, routeTeardown: 5}[m.route]
+	if m.exc != nil && m.shown(m.exc) {
+		cur = 5
+	}
 	for i := range steps {
 		if i == cur {
 			steps[i] = "[" + steps[i] + "]"
@@ -671,23 +640,14 @@ func (m *Model) crumbs() string {
 	return strings.Join(steps, " › ")
 }
 
-func (m *Model) footerKeys() []ui.Binding {
-	g := m.keys.Typing(m.typing())
-	var out []ui.Binding
-	if s := m.current(); s != nil && !m.showHelp && m.loadErr == "" {
-		out = append(out, s.Keys()...)
-	}
-	if m.route == routeRun && m.run.running() {
-		g.Quit = g.Quit.Disable("the run is going")
-	}
-	return append(out, g.Help, g.Quit)
-}
-
+// helpScreen lists every binding of the screen, the help-only ones too,
+// and the shared ones, disabled ones with their reason: the same list the
+// key line is drawn from and keys are dispatched to.
 func (m *Model) helpScreen() string {
 	t := m.theme
 	var b strings.Builder
 	b.WriteString(t.Title.Render("Keys") + "\n")
-	if s := m.current(); s != nil {
+	if s := m.top(); s != nil {
 		b.WriteString(ui.HelpFull(t, s.Keys()...) + "\n")
 		// A screen may explain its keys further (optional capability).
 		if h, ok := s.(interface{ HelpText() []string }); ok {
@@ -696,8 +656,8 @@ func (m *Model) helpScreen() string {
 			}
 		}
 	}
-	g := m.keys.Typing(m.typing())
-	b.WriteString(ui.HelpFull(t, g.All()...) + "\n\n")
+	g := m.globals(m.quitArmed)
+	b.WriteString(ui.HelpFull(t, g.Help, g.Filter, g.Quit, g.Interrupt) + "\n\n")
 	b.WriteString(t.Muted.Render("Answers are saved to platform.yaml as they are given: quit any time and start again to resume.") + "\n")
 	b.WriteString(t.Muted.Render("? or esc closes this help."))
 	return b.String()
