@@ -58,6 +58,8 @@ type parItem struct {
 }
 
 type parallelRead struct {
+	// serial: one stream of the whole read (the native PostgreSQL path).
+	serial bool
 	chans  []chan parItem
 	cur    int
 	buf    []source.Row
@@ -226,6 +228,10 @@ func (r *Reader) readRange(ctx context.Context, wg *sync.WaitGroup, conn *sql.Co
 			return false
 		}
 	}
+	if r.native {
+		r.streamPG(ctx, conn, q, args, ch, ctx.Done())
+		return
+	}
 	rows, err := conn.QueryContext(ctx, q, args...)
 	if err != nil {
 		send(parItem{err: err})
@@ -280,6 +286,9 @@ func (r *Reader) parNext() (source.Row, error) {
 			continue
 		}
 		if it.err != nil {
+			if pr.serial {
+				return source.Row{}, fmt.Errorf("sqldb: %s: %w", r.unit, it.err)
+			}
 			return source.Row{}, fmt.Errorf("sqldb: %s: range %d: %w", r.unit, pr.cur+1, it.err)
 		}
 		pr.buf = it.rows
