@@ -54,6 +54,18 @@ func nativeUsable(conn *sql.Conn) bool {
 	return err == nil
 }
 
+// pgResultFormats are the types read in binary format: those
+// pgx/v5/stdlib reads in binary (so their values are database/sql's),
+// and numeric and uuid, whose binary decoders write PostgreSQL's text.
+// Every other type comes as PostgreSQL's text, as it did through
+// database/sql.
+var pgResultFormats = pgx.QueryResultFormatsByOID{
+	pgtype.BoolOID: 1, pgtype.ByteaOID: 1, pgtype.CIDOID: 1, pgtype.DateOID: 1,
+	pgtype.Float4OID: 1, pgtype.Float8OID: 1, pgtype.Int2OID: 1, pgtype.Int4OID: 1,
+	pgtype.Int8OID: 1, pgtype.OIDOID: 1, pgtype.TimestampOID: 1, pgtype.TimestamptzOID: 1,
+	pgtype.XIDOID: 1, pgtype.NumericOID: 1, pgtype.UUIDOID: 1,
+}
+
 // pgKind is a column's decoder.
 type pgKind uint8
 
@@ -382,10 +394,12 @@ func appendPadScale(buf []byte, from, scale int) []byte {
 	return buf
 }
 
-// appendNumeric writes a binary numeric as pgx's Numeric text (what
-// database/sql hands out): exactly dscale fraction digits when dscale > 0,
-// "0" for zero. ok is false for NaN, infinities and anything unusual (the
-// slow path then decides).
+// appendNumeric writes a binary numeric as PostgreSQL's numeric_out does
+// (what database/sql handed out: stdlib reads numerics in text format):
+// exactly dscale fraction digits. pgx's own text of a binary numeric is
+// the same except for a zero with a display scale ("0" for "0.000").
+// ok is false for NaN, infinities and anything unusual (the slow path
+// then decides).
 func appendNumeric(buf, src []byte) ([]byte, bool) {
 	if len(src) < 8 {
 		return buf, false
@@ -398,7 +412,16 @@ func appendNumeric(buf, src []byte) ([]byte, bool) {
 		return buf, false
 	}
 	if ndigits == 0 {
-		return append(buf, '0'), true
+		// Zero: PostgreSQL's own text keeps the display scale ("0.000"),
+		// which database/sql saw (stdlib asks for numerics as text).
+		buf = append(buf, '0')
+		if dscale > 0 {
+			buf = append(buf, '.')
+			for range dscale {
+				buf = append(buf, '0')
+			}
+		}
+		return buf, true
 	}
 	// The decimal digits of every base-10000 digit, then the exponent.
 	var digits [64*4 + 8]byte
@@ -597,7 +620,7 @@ func (r *Reader) streamPG(ctx context.Context, conn *sql.Conn, q string, args []
 			return errNotPgx
 		}
 		c := pc.Conn()
-		rows, err := c.Query(ctx, q, args...)
+		rows, err := c.Query(ctx, q, append([]any{pgResultFormats}, args...)...)
 		if err != nil {
 			return err
 		}
