@@ -169,7 +169,7 @@ func (s *Source) OpenTable(ctx context.Context, u source.Unit) (*Reader, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", source.ErrUnreadable, u.Name, err)
 	}
-	r := &Reader{d: s.d, unit: u.Name, info: info, findings: info.Findings, db: s.db, fallback: s.fallback, legacyPG: s.legacyPG}
+	r := &Reader{d: s.d, unit: u.Name, info: info, findings: info.Findings, db: s.db, fallback: s.fallback, legacyPG: s.legacyPG, totalRows: -1}
 	if p, ok := s.parallel[u.Name]; ok {
 		r.parWant = &p
 	}
@@ -263,6 +263,8 @@ type Reader struct {
 	isolation string
 	rows      *sql.Rows
 	dest      []any
+	// totalRows is Totals' count (-1 before it ran).
+	totalRows int64
 	n         int64
 	started   bool
 	eof       bool
@@ -488,7 +490,8 @@ func (r *Reader) Totals(ctx context.Context, columns []string) (int64, map[strin
 			}
 		}
 	}
-	return *dest[0].(*int64), sums, nil
+	r.totalRows = *dest[0].(*int64)
+	return r.totalRows, sums, nil
 }
 
 // Next returns the next row: Kind Data, Values in canonical text, Nulls
