@@ -413,7 +413,7 @@ func TestPostgresBinaryDecodersMatchPgx(t *testing.T) {
 			check(pgtype.NumericOID, fmt.Sprintf("decimal(38,%d)", sc), alt)
 		}
 	}
-	for _, v := range []uint64{0, 1 << 63, 1<<63 - 1, math.Float64bits(math.NaN()), math.Float64bits(math.Inf(-1)), math.Float64bits(-0.0)} {
+	for _, v := range []uint64{0, 1 << 63, 1<<63 - 1, math.Float64bits(math.NaN()), math.Float64bits(math.Inf(-1)), math.Float64bits(math.Copysign(0, -1))} {
 		check(pgtype.Int8OID, "long", u8(v))
 		check(pgtype.Float8OID, "double", u8(v))
 		check(pgtype.TimestampOID, "timestamp", u8(v))
