@@ -263,15 +263,15 @@ func stdlibValueFunc(m *pgtype.Map, oid uint32, format int16) func(src []byte) (
 	return func(src []byte) (driver.Value, error) { err := p.Scan(src, &d); return d, err }
 }
 
-// row decodes one row's raw values (nil: NULL).
-func (d *pgDecoder) row(raw [][]byte, unit string) (source.Row, error) {
-	row := source.Row{Kind: source.Data, Values: make([]string, len(d.cols)), Loc: source.Locator{Unit: unit}}
+// row decodes one row's raw values (nil: NULL) into vals and, when a
+// value is NULL, nulls (both len(d.cols), zeroed; a chunk's rows share
+// one allocation of each).
+func (d *pgDecoder) row(raw [][]byte, unit string, vals []string, nulls []bool) (source.Row, error) {
+	row := source.Row{Kind: source.Data, Values: vals, Loc: source.Locator{Unit: unit}}
 	buf := d.buf[:0]
 	for i, src := range raw {
 		if src == nil {
-			if row.Nulls == nil {
-				row.Nulls = make([]bool, len(d.cols))
-			}
+			row.Nulls = nulls
 			row.Nulls[i] = true
 			d.ends[i] = len(buf)
 			continue
@@ -634,19 +634,29 @@ func (r *Reader) streamPG(ctx context.Context, conn *sql.Conn, q string, args []
 		if err != nil {
 			return err
 		}
-		chunk := make([]source.Row, 0, 1024)
+		const chunkRows = 1024
+		n := len(r.cols)
+		var chunk []source.Row
+		var vals []string
+		var nulls []bool
 		for rows.Next() {
-			row, err := dec.row(rows.RawValues(), r.unit)
+			if len(chunk) == 0 {
+				chunk = make([]source.Row, 0, chunkRows)
+				vals = make([]string, chunkRows*n)
+				nulls = make([]bool, chunkRows*n)
+			}
+			k := len(chunk) * n
+			row, err := dec.row(rows.RawValues(), r.unit, vals[k:k+n:k+n], nulls[k:k+n:k+n])
 			if err != nil {
 				return err
 			}
 			chunk = append(chunk, row)
-			if len(chunk) == cap(chunk) {
+			if len(chunk) == chunkRows {
 				if !send(parItem{rows: chunk}) {
 					stopped = true
 					return nil
 				}
-				chunk = make([]source.Row, 0, 1024)
+				chunk = nil
 			}
 		}
 		if err := rows.Err(); err != nil {
