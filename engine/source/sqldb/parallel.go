@@ -65,6 +65,8 @@ func (r *Reader) ParallelNote() string { return r.parNote }
 type parItem struct {
 	rows []source.Row
 	err  error
+	// start: err is the query's own failure (no row was read).
+	start bool
 }
 
 type parallelRead struct {
@@ -320,6 +322,9 @@ func (r *Reader) parNext() (source.Row, error) {
 			continue
 		}
 		if it.err != nil {
+			if pr.serial && it.start { // as the serial database/sql read says it
+				return source.Row{}, fmt.Errorf("%w: %s: %v", source.ErrUnreadable, r.unit, it.err)
+			}
 			if pr.serial {
 				return source.Row{}, fmt.Errorf("sqldb: %s: %w", r.unit, it.err)
 			}

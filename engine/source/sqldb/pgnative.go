@@ -613,7 +613,7 @@ func (r *Reader) streamPG(ctx context.Context, conn *sql.Conn, q string, args []
 			return false
 		}
 	}
-	stopped := false
+	stopped, started := false, false
 	err := conn.Raw(func(dc any) error {
 		pc, ok := dc.(pgxConn)
 		if !ok {
@@ -634,6 +634,7 @@ func (r *Reader) streamPG(ctx context.Context, conn *sql.Conn, q string, args []
 		if err != nil {
 			return err
 		}
+		started = true
 		const chunkRows = 1024
 		n := len(r.cols)
 		var chunk []source.Row
@@ -668,7 +669,7 @@ func (r *Reader) streamPG(ctx context.Context, conn *sql.Conn, q string, args []
 		return nil
 	})
 	if err != nil && !stopped {
-		send(parItem{err: err})
+		send(parItem{err: err, start: !started})
 	}
 }
 

@@ -1,8 +1,10 @@
 package sqldb
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -431,5 +433,36 @@ func TestPostgresBinaryDecodersMatchPgx(t *testing.T) {
 		check(pgtype.NumericOID, "string", src)
 		check(pgtype.NumericOID, "decimal(12,2)", src)
 		check(pgtype.NumericOID, "decimal(38,0)", src)
+	}
+}
+
+// TestPostgresNativeQueryFailureIsUnreadable: a read whose query fails
+// (the table dropped after Open) fails at the first Next with
+// source.ErrUnreadable on both paths, and the reader still closes.
+func TestPostgresNativeQueryFailureIsUnreadable(t *testing.T) {
+	db := openService(t, Postgres, "LIMA_TEST_POSTGRES_DSN", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")
+	schema := randomName("lima_t_")
+	s := mustQuote(t, Postgres, schema)
+	mustExec(t, db, "CREATE SCHEMA "+s)
+	t.Cleanup(func() { mustExec(t, db, "DROP SCHEMA "+s+" CASCADE") })
+	for _, legacy := range []bool{true, false} {
+		mustExec(t, db, "CREATE TABLE "+s+".gone (id int PRIMARY KEY)")
+		src, err := New(Postgres, db, []Table{{schema, "gone"}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.legacyPG = legacy
+		r, err := src.OpenTable(context.Background(), source.Unit{Name: schema + ".gone"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustExec(t, db, "DROP TABLE "+s+".gone")
+		_, err = r.Next()
+		if !errors.Is(err, source.ErrUnreadable) || !strings.Contains(err.Error(), "does not exist") {
+			t.Errorf("legacy %v: Next = %v, want ErrUnreadable naming the missing table", legacy, err)
+		}
+		if err := r.Close(); err != nil {
+			t.Errorf("legacy %v: Close: %v", legacy, err)
+		}
 	}
 }
