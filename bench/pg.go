@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -92,6 +93,7 @@ func runPostgres(ctx context.Context, o options, root, lima string, w io.Writer)
 	// Raw rate: COPY of the same columns, text format, to nowhere.
 	logf("COPY (SELECT ...) TO STDOUT")
 	var cw countingWriter
+	copyLoad := loadAverage()
 	start = time.Now()
 	tag, err := conn.PgConn().CopyTo(ctx, &cw, "COPY (SELECT id, amount, fee, booked_at, doc, payload, note FROM "+ident+".ledger) TO STDOUT")
 	copyWall := time.Since(start)
@@ -136,13 +138,15 @@ func runPostgres(ctx context.Context, o options, root, lima string, w io.Writer)
 
 	fmt.Fprintf(w, "\nPostgreSQL %s → Iceberg — %s rows (numeric(18,3) ×2, timestamptz, jsonb, bytea, text), table %.1f MB on disk\n",
 		version, num(rows), float64(tableBytes)/1e6)
-	fmt.Fprintf(w, "%-34s %11s %9s %11s %8s %12s\n", "path", "rows", "seconds", "rows/s", "MB/s", "peak RSS MB")
+	fmt.Fprintf(w, "%-34s %11s %9s %11s %8s %12s %7s %6s\n", "path", "rows", "seconds", "rows/s", "MB/s", "peak RSS MB", "CPU s", "load")
 	copyMB := float64(cw.n) / 1e6
-	fmt.Fprintf(w, "%-34s %11s %9.2f %11s %8.1f %12s\n", "COPY (SELECT ...) TO STDOUT (raw)", num(tag.RowsAffected()), copyWall.Seconds(),
-		num(int64(float64(tag.RowsAffected())/copyWall.Seconds())), copyMB/copyWall.Seconds(), "–")
+	fmt.Fprintf(w, "%-34s %11s %9.2f %11s %8.1f %12s %7s %6.2f\n", "COPY (SELECT ...) TO STDOUT (raw)", num(tag.RowsAffected()), copyWall.Seconds(),
+		num(int64(float64(tag.RowsAffected())/copyWall.Seconds())), copyMB/copyWall.Seconds(), "–", "–", copyLoad)
 	s := m.Wall.Seconds()
-	fmt.Fprintf(w, "%-34s %11s %9.2f %11s %8.1f %12.1f\n", fmt.Sprintf("lima run (%d parallel ranges)", o.pgParallel), num(t.RowsRead), s,
-		num(int64(float64(t.RowsRead)/s)), copyMB/s, m.PeakRSSMB())
+	fmt.Fprintf(w, "%-34s %11s %9.2f %11s %8.1f %12.1f %7.2f %6.2f\n", fmt.Sprintf("lima run (%d parallel ranges)", o.pgParallel), num(t.RowsRead), s,
+		num(int64(float64(t.RowsRead)/s)), copyMB/s, m.PeakRSSMB(), m.CPU.Seconds(), m.Load1)
+	fmt.Fprintf(w, "lima's rate is %.0f%% of COPY's (target: 80%%); load = 1-min load average at the start, on %d CPUs.\n",
+		100*copyWall.Seconds()/s, runtime.NumCPU())
 	fmt.Fprintf(w, "lima: conservation held (read %s = loaded %s + quarantined %s + skipped %s), gate 4 %s; COPY streamed %.1f MB of text.\n",
 		num(t.RowsRead), num(t.RowsLoaded), num(t.RowsQuarantined), num(t.RowsSkipped), t.Reconciliation, copyMB)
 	fmt.Fprintf(w, "lima's seconds include process start, discovery, typed casting, Parquet writing, the commit and gate 4's re-read of the snapshot;\n"+

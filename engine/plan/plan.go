@@ -164,7 +164,10 @@ type TableSource struct {
 	// (an integer, date or timestamp key the read is ordered by: the
 	// primary key's first column, or for mode upsert the first key), at
 	// most etl.max_parallel_reads (default 4) at once, all in one snapshot.
-	// PostgreSQL only; other databases read serially and say so.
+	// PostgreSQL only; other databases read serially and say so. Without
+	// it a PostgreSQL table of at least sqldb.AutoParallelRows rows is
+	// read in ranges of the first column its read is ordered by, when
+	// that is such a column (the same rows in the same order).
 	SplitBy string `yaml:"split_by,omitempty"`
 	// Window is this table's own run window ("HH:MM-HH:MM" in the
 	// schedule's time zone) for a large read the database's owners agreed

@@ -253,7 +253,13 @@ func (l *loader) finishTotals() {
 // incremental and upsert the read range (pushed into the SQL) and the lake
 // rows of the lookback window, and for upsert the key order.
 func (l *loader) prepareDB(ctx context.Context, src source.Source, tbl sink.Table) error {
-	if d, ok := src.(*dbSource); ok && l.t.Source.SplitBy != "" {
+	if d, ok := src.(*dbSource); ok {
+		// Without split_by a large PostgreSQL table is still read in
+		// ranges of the first column the read is ordered by, when that is
+		// an integer, date or timestamp (sqldb.AutoParallelRows): the rows,
+		// their order and the snapshot are the serial read's, so this is
+		// how the table is read, not what is loaded. max_parallel_reads: 1
+		// keeps every read serial.
 		col := l.t.Source.SplitBy
 		for i, c := range l.rs.cols {
 			if c == col {

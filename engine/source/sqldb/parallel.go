@@ -27,17 +27,27 @@ import (
 // key's first column, or the first OrderKeys column) and an integer, date
 // or timestamp: the ranges are then concatenated in order, so the rows
 // come in exactly the serial read's order.
+//
+// An empty Column picks that column itself (AutoParallel): the read is
+// split when the first ORDER BY column is such a column and the table
+// holds at least AutoParallelRows rows (by the reader's Totals count, else
+// the catalog's estimate); otherwise it stays serial without a note.
 type Parallel struct {
 	Column string
 	Max    int
 }
+
+// AutoParallelRows is the smallest table an automatic parallel read
+// splits: below it, opening the range connections costs more than it
+// saves.
+const AutoParallelRows = 100_000
 
 // SetParallel asks for parallel range reads of a table (unit name).
 func (s *Source) SetParallel(unit string, p Parallel) error {
 	if !slices.ContainsFunc(s.tables, func(t Table) bool { return t.UnitName() == unit }) {
 		return fmt.Errorf("sqldb: parallel read of unknown table %q", unit)
 	}
-	if _, err := QuoteIdent(s.d, p.Column); err != nil {
+	if _, err := QuoteIdent(s.d, p.Column); err != nil && p.Column != "" {
 		return fmt.Errorf("sqldb: parallel read of %q: %w", unit, err)
 	}
 	if p.Max < 1 {
@@ -55,9 +65,13 @@ func (r *Reader) ParallelNote() string { return r.parNote }
 type parItem struct {
 	rows []source.Row
 	err  error
+	// start: err is the query's own failure (no row was read).
+	start bool
 }
 
 type parallelRead struct {
+	// serial: one stream of the whole read (the native PostgreSQL path).
+	serial bool
 	chans  []chan parItem
 	cur    int
 	buf    []source.Row
@@ -76,13 +90,34 @@ func (r *Reader) startParallel(ctx context.Context) (bool, error) {
 		r.parNote = "read serially: " + fmt.Sprintf(format, args...)
 		return false, nil
 	}
+	order := r.orderColumns()
+	auto := p.Column == ""
+	if auto {
+		quiet := func() (bool, error) { return false, nil }
+		rows := r.info.RowEstimate
+		if r.totalRows >= 0 {
+			rows = r.totalRows
+		}
+		if p.Max < 2 || r.d != Postgres || len(order) == 0 || rows < AutoParallelRows {
+			return quiet()
+		}
+		i := slices.Index(r.names, order[0])
+		if i < 0 {
+			return quiet()
+		}
+		switch r.cols[i].PlanType {
+		case "int", "long", "date", "timestamp", "timestamptz":
+		default:
+			return quiet()
+		}
+		p.Column = order[0]
+	}
 	if p.Max < 2 {
 		return serial("max_parallel_reads is %d", p.Max)
 	}
 	if r.d != Postgres {
 		return serial("%s cannot share one snapshot between connections, and ranges read in separate snapshots would not match the totals", r.d)
 	}
-	order := r.orderColumns()
 	if len(order) == 0 || order[0] != p.Column {
 		return serial("%s is not the first column the read is ordered by (%v), so ranges read in parallel could not keep the read order", p.Column, order)
 	}
@@ -164,6 +199,9 @@ func (r *Reader) startParallel(ctx context.Context) (bool, error) {
 	}
 	r.par = pr
 	r.parNote = fmt.Sprintf("read in %d ranges of %s in parallel (at most %d), every range in the read's exported snapshot", n, p.Column, p.Max)
+	if auto {
+		r.parNote += " (no split_by: the first column the read is ordered by)"
+	}
 	return true, nil
 }
 
@@ -226,6 +264,10 @@ func (r *Reader) readRange(ctx context.Context, wg *sync.WaitGroup, conn *sql.Co
 			return false
 		}
 	}
+	if r.native {
+		r.streamPG(ctx, conn, q, args, ch, ctx.Done())
+		return
+	}
 	rows, err := conn.QueryContext(ctx, q, args...)
 	if err != nil {
 		send(parItem{err: err})
@@ -280,6 +322,12 @@ func (r *Reader) parNext() (source.Row, error) {
 			continue
 		}
 		if it.err != nil {
+			if pr.serial && it.start { // as the serial database/sql read says it
+				return source.Row{}, fmt.Errorf("%w: %s: %v", source.ErrUnreadable, r.unit, it.err)
+			}
+			if pr.serial {
+				return source.Row{}, fmt.Errorf("sqldb: %s: %w", r.unit, it.err)
+			}
 			return source.Row{}, fmt.Errorf("sqldb: %s: range %d: %w", r.unit, pr.cur+1, it.err)
 		}
 		pr.buf = it.rows

@@ -119,3 +119,48 @@ func TestSplitRange(t *testing.T) {
 		t.Fatalf("time range: %v", b)
 	}
 }
+
+// TestPostgresAutoParallel: without a column, a table of at least
+// AutoParallelRows rows is read in ranges of its first ORDER BY column
+// when that is an integer, date or timestamp — the serial read's rows in
+// its order — and any other table reads serially without a note.
+func TestPostgresAutoParallel(t *testing.T) {
+	db := openService(t, Postgres, "LIMA_TEST_POSTGRES_DSN", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")
+	schema := randomName("lima_auto_")
+	s := mustQuote(t, Postgres, schema)
+	mustExec(t, db, "CREATE SCHEMA "+s)
+	t.Cleanup(func() { mustExec(t, db, "DROP SCHEMA "+s+" CASCADE") })
+	mustExec(t, db, `CREATE TABLE `+s+`.big (id bigint PRIMARY KEY, amount numeric(12,2))`)
+	mustExec(t, db, `INSERT INTO `+s+`.big SELECT i, i / 100.0 FROM generate_series(1, $1::int) i`, AutoParallelRows)
+	mustExec(t, db, `CREATE TABLE `+s+`.small (id bigint PRIMARY KEY)`)
+	mustExec(t, db, `INSERT INTO `+s+`.small SELECT i FROM generate_series(1, 1000) i`)
+	mustExec(t, db, `CREATE TABLE `+s+`.texty (code text PRIMARY KEY)`)
+	mustExec(t, db, `INSERT INTO `+s+`.texty SELECT 'c' || i FROM generate_series(1, $1::int) i`, AutoParallelRows)
+	tables := []Table{{schema, "big"}, {schema, "small"}, {schema, "texty"}}
+	for _, tc := range []struct{ table, note string }{
+		{"big", "read in 3 ranges of id in parallel (at most 3), every range in the read's exported snapshot (no split_by: the first column the read is ordered by)"},
+		{"small", ""},
+		{"texty", ""},
+	} {
+		unit := schema + "." + tc.table
+		serial, err := New(Postgres, db, tables, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		auto, err := New(Postgres, db, tables, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := auto.SetParallel(unit, Parallel{Max: 3}); err != nil {
+			t.Fatal(err)
+		}
+		_, want, _, _ := readTable(t, serial, unit, nil)
+		r, got, _, _ := readTable(t, auto, unit, nil)
+		if r.ParallelNote() != tc.note {
+			t.Errorf("%s: note %q, want %q", tc.table, r.ParallelNote(), tc.note)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the automatic read's %d rows differ from the serial read's %d", tc.table, len(got), len(want))
+		}
+	}
+}

@@ -62,6 +62,9 @@ type Source struct {
 	// fallback: SQL Server's isolation when the database does not allow
 	// snapshot isolation (SetSnapshotFallback); "" refuses to read.
 	fallback string
+	// legacyPG reads PostgreSQL through database/sql's values, as before
+	// the native path (pgnative.go): the tests' reference.
+	legacyPG bool
 }
 
 // New returns a Source over tables of db (dialect Postgres, MySQL,
@@ -166,7 +169,7 @@ func (s *Source) OpenTable(ctx context.Context, u source.Unit) (*Reader, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", source.ErrUnreadable, u.Name, err)
 	}
-	r := &Reader{d: s.d, unit: u.Name, info: info, findings: info.Findings, db: s.db, fallback: s.fallback}
+	r := &Reader{d: s.d, unit: u.Name, info: info, findings: info.Findings, db: s.db, fallback: s.fallback, legacyPG: s.legacyPG, totalRows: -1}
 	if p, ok := s.parallel[u.Name]; ok {
 		r.parWant = &p
 	}
@@ -247,6 +250,11 @@ type Reader struct {
 	par     *parallelRead
 	parNote string
 
+	// native: PostgreSQL rows are read through pgx and decoded from the
+	// binary results (pgnative.go); legacyPG turns it off.
+	native   bool
+	legacyPG bool
+
 	conn *sql.Conn
 	tx   *sql.Tx // SQL Server and Oracle: the snapshot transaction
 	// fallback and isolation: see Source.SetSnapshotFallback and
@@ -255,6 +263,8 @@ type Reader struct {
 	isolation string
 	rows      *sql.Rows
 	dest      []any
+	// totalRows is Totals' count (-1 before it ran).
+	totalRows int64
 	n         int64
 	started   bool
 	eof       bool
@@ -309,6 +319,7 @@ func (r *Reader) begin(ctx context.Context, db *sql.DB) error {
 		}
 	}
 	r.conn = conn
+	r.native = r.d == Postgres && !r.legacyPG && nativeUsable(conn)
 	return nil
 }
 
@@ -479,7 +490,8 @@ func (r *Reader) Totals(ctx context.Context, columns []string) (int64, map[strin
 			}
 		}
 	}
-	return *dest[0].(*int64), sums, nil
+	r.totalRows = *dest[0].(*int64)
+	return r.totalRows, sums, nil
 }
 
 // Next returns the next row: Kind Data, Values in canonical text, Nulls
@@ -627,6 +639,13 @@ func (r *Reader) next() (source.Row, error) {
 		r.started = ok
 	}
 	if r.par != nil {
+		return r.parNext()
+	}
+	if !r.started && r.native {
+		r.started = true
+		if err := r.startSerialPG(); err != nil {
+			return source.Row{}, fmt.Errorf("%w: %s: %v", source.ErrUnreadable, r.unit, err)
+		}
 		return r.parNext()
 	}
 	if !r.started {
