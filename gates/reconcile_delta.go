@@ -161,9 +161,10 @@ func reconcileDelta(ctx context.Context, sc sink.Scanner, e Expectation, types [
 
 	// The rows removed, re-read at their positions.
 	removed := map[string]int{}
-	var removedRows int64
+	var removedRows, again int64
 	if len(delPaths) > 0 {
-		err := dr.DeletedRows(ctx, r.SnapshotID, delPaths, e.Keys, func(f sink.FoundRows) error {
+		var err error
+		again, err = dr.DeletedRows(ctx, r.SnapshotID, delPaths, e.Keys, func(f sink.FoundRows) error {
 			cols := make([]arrow.Array, len(e.Keys))
 			for j := range cols {
 				cols[j] = f.Rec.Column(j)
@@ -179,8 +180,8 @@ func reconcileDelta(ctx context.Context, sc sink.Scanner, e Expectation, types [
 		}
 	}
 	wantRemoved := e.Delta.Updated + e.Delta.Deleted
-	add("delta: rows removed", removedRows == wantRemoved && removedRows == delRecs,
-		fmt.Sprintf("the load updated %d and deleted %d key(s); the new delete files remove %d row(s) (re-read at their positions; the manifests state %d)", e.Delta.Updated, e.Delta.Deleted, removedRows, delRecs),
+	add("delta: rows removed", removedRows == wantRemoved && removedRows == delRecs && again == 0,
+		fmt.Sprintf("the load updated %d and deleted %d key(s); the new delete files remove %d row(s) (re-read at their positions; the manifests state %d), %d of them deleted already by an earlier delete file", e.Delta.Updated, e.Delta.Deleted, removedRows, delRecs, again),
 		"the commit removed other rows than the load's updates and deletes: inspect the table history")
 
 	// Every changed key in the whole snapshot.
@@ -321,7 +322,7 @@ func keysFromRemoved(ctx context.Context, dr sink.DeltaReader, snapshotID int64,
 	for _, k := range want {
 		set[k] = true
 	}
-	err := dr.DeletedRows(ctx, snapshotID, delPaths, keys, func(f sink.FoundRows) error {
+	_, err := dr.DeletedRows(ctx, snapshotID, delPaths, keys, func(f sink.FoundRows) error {
 		cols := make([]arrow.Array, len(keys))
 		for j := range cols {
 			cols[j] = f.Rec.Column(j)

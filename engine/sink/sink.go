@@ -275,8 +275,9 @@ type DeltaReader interface {
 	// ScanFiles reads the named live data files whole, deletes applied.
 	ScanFiles(ctx context.Context, snapshotID int64, paths, columns []string) (iter.Seq2[arrow.RecordBatch, error], error)
 	// DeletedRows reads the rows the named position delete files delete
-	// (columns of them, from the data files they point at).
-	DeletedRows(ctx context.Context, snapshotID int64, deleteFiles, columns []string, fn func(FoundRows) error) error
+	// (columns of them, from the data files they point at); again counts
+	// the positions they delete that other live delete files delete too.
+	DeletedRows(ctx context.Context, snapshotID int64, deleteFiles, columns []string, fn func(FoundRows) error) (again int64, err error)
 }
 
 // Sink opens tables.

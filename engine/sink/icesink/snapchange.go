@@ -142,43 +142,67 @@ func (t *Table) ScanFiles(ctx context.Context, snapshotID int64, paths, columns 
 // DeletedRows reads the named position delete files of a snapshot (0:
 // current) and, from the data files they point at, the columns of the
 // rows at the positions they delete (only the row groups holding them).
-func (t *Table) DeletedRows(ctx context.Context, snapshotID int64, deleteFiles, columns []string, fn func(sink.FoundRows) error) error {
+// again counts the positions they delete that another live delete file
+// of the snapshot deletes too (a row deleted twice: the manifests' count
+// then drifts below the rows a reader reads).
+func (t *Table) DeletedRows(ctx context.Context, snapshotID int64, deleteFiles, columns []string, fn func(sink.FoundRows) error) (int64, error) {
 	tbl, snap, err := t.snapshot(ctx, snapshotID)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	fs, err := tbl.FS(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	_, dels, err := liveFiles(fs, snap)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	byFile := map[string][]int64{}
 	found := 0
+	var others []iceberg.DataFile
 	for _, d := range dels {
 		if !slices.Contains(deleteFiles, d.FilePath()) {
+			others = append(others, d)
 			continue
 		}
 		found++
 		m, err := readPositionDeletes(ctx, fs, d)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		for p, ps := range m {
 			byFile[p] = append(byFile[p], ps...)
 		}
 	}
 	if found != len(deleteFiles) {
-		return fmt.Errorf("icesink: %d of the %d delete files asked for are live in snapshot %d", found, len(deleteFiles), snap.SnapshotID)
+		return 0, fmt.Errorf("icesink: %d of the %d delete files asked for are live in snapshot %d", found, len(deleteFiles), snap.SnapshotID)
+	}
+	var again int64
+	for _, d := range others {
+		if ref, ok := fileScopedTarget(d); ok && byFile[ref] == nil {
+			continue
+		}
+		m, err := readPositionDeletes(ctx, fs, d)
+		if err != nil {
+			return 0, err
+		}
+		for p, ps := range m {
+			if mine := byFile[p]; mine != nil {
+				for _, x := range ps {
+					if slices.Contains(mine, x) {
+						again++
+					}
+				}
+			}
+		}
 	}
 	sch := tbl.Schema()
 	ids := make([]int32, len(columns))
 	for i, n := range columns {
 		f, ok := sch.FindFieldByName(n)
 		if !ok {
-			return fmt.Errorf("icesink: no column %s", n)
+			return 0, fmt.Errorf("icesink: no column %s", n)
 		}
 		ids[i] = int32(f.ID)
 	}
@@ -192,10 +216,10 @@ func (t *Table) DeletedRows(ctx context.Context, snapshotID int64, deleteFiles, 
 		pos := byFile[path]
 		slices.Sort(pos)
 		if err := rowsAt(ctx, fs, path, ids, columns, pos, fn); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	return nil
+	return again, nil
 }
 
 // rowsAt reads the columns of the rows at positions pos (ascending) of a
