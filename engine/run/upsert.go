@@ -83,8 +83,10 @@ type upsert struct {
 	// pending are the accepted rows in read order, classified as insert,
 	// update or late once their keys are looked up in the lake.
 	pending []pendingRow
-	prev    clean.Cell
-	hasPrev bool
+	// emptyLake: the table has no snapshot yet, so no key is in it.
+	emptyLake bool
+	prev      clean.Cell
+	hasPrev   bool
 	// updKeys are the key texts of accepted rows whose key the lake holds.
 	updKeys [][]string
 	// detect: compare keys this run; srcKeys are the source's key hashes.
@@ -202,7 +204,9 @@ func (l *loader) prepareUpsert(ctx context.Context, src source.Source, tbl sink.
 	if up.detect {
 		up.srcKeys = keyset.New(keySetOptions(l.o))
 	}
-	return nil
+	_, has, err := tbl.Current(ctx)
+	up.emptyLake = !has
+	return err
 }
 
 // lowerBound is the previous watermark minus the lookback, as the value
@@ -492,10 +496,19 @@ func (l *loader) acceptUpsert(key [2]uint64, cells []clean.Cell) (drop bool, err
 		}
 		return soft, nil
 	}
-	p := pendingRow{key: key, texts: l.keyTexts(cells), soft: soft}
+	old := !soft && l.wmCol >= 0 && up.hasPrev && !cells[l.wmCol].Null && compareCells(l.rs.types[l.wmCol], cells[l.wmCol], up.prev) <= 0
+	if up.emptyLake { // nothing to look up: every row is an insert, and late when old
+		if !soft {
+			up.res.Inserted++
+			if old {
+				up.res.LateRows++
+			}
+		}
+		return soft, nil
+	}
+	p := pendingRow{key: key, texts: l.keyTexts(cells), soft: soft, old: old}
 	if !soft && l.wmCol >= 0 {
 		p.wmText = clean.FormatCell(l.rs.types[l.wmCol], cells[l.wmCol])
-		p.old = up.hasPrev && !cells[l.wmCol].Null && compareCells(l.rs.types[l.wmCol], cells[l.wmCol], up.prev) <= 0
 	}
 	up.pending = append(up.pending, p)
 	return soft, nil
