@@ -290,5 +290,8 @@ func (l *loader) finishDB(ctx context.Context, tbl sink.Table) error {
 	if l.dbReader != nil {
 		l.tr.ReadNote = l.dbReader.ParallelNote()
 	}
+	if err := l.classifyUpsert(ctx, tbl); err != nil {
+		return err
+	}
 	return l.finishUpsert(ctx, tbl)
 }

@@ -58,17 +58,35 @@ type UpsertResult struct {
 	// RowsRemoved are the lake rows the commit removed (old versions of
 	// updated keys and deleted keys), as the sink counted them.
 	RowsRemoved int64 `json:"rows_removed"`
+	// LakeLookup is what finding the lake rows of the keys read touched
+	// (sink.KeyFinder: only candidate files and row groups are read).
+	LakeLookup *sink.FindStats `json:"lake_lookup,omitempty"`
+}
+
+// pendingRow is an accepted row of an upsert whose key has not yet been
+// looked up in the lake: the look-up of every key read is made once,
+// after the read, for those keys only (classifyUpsert).
+type pendingRow struct {
+	key    [2]uint64
+	texts  []string
+	wmText string
+	soft   bool
+	// old: at or below the previous watermark (a late row unless the lake
+	// holds this version).
+	old bool
 }
 
 // upsert is the state of one upsert load.
 type upsert struct {
 	res     *UpsertResult
 	replace bool // a full refresh: replace the table, nothing to delete
-	// lake maps each key hash in the lake to the hash of its watermark
-	// text (a spillable map: etl.key_memory_mb).
-	lake    *keyset.Map
-	prev    clean.Cell
-	hasPrev bool
+	// pending are the accepted rows in read order, classified as insert,
+	// update or late once their keys are looked up in the lake.
+	pending []pendingRow
+	// emptyLake: the table has no snapshot yet, so no key is in it.
+	emptyLake bool
+	prev      clean.Cell
+	hasPrev   bool
 	// updKeys are the key texts of accepted rows whose key the lake holds.
 	updKeys [][]string
 	// detect: compare keys this run; srcKeys are the source's key hashes.
@@ -85,9 +103,6 @@ type upsert struct {
 
 // closeKeys releases the upsert's key sets.
 func (up *upsert) closeKeys() {
-	if up.lake != nil {
-		up.lake.Close()
-	}
 	if up.srcKeys != nil {
 		up.srcKeys.Close()
 	}
@@ -189,7 +204,9 @@ func (l *loader) prepareUpsert(ctx context.Context, src source.Source, tbl sink.
 	if up.detect {
 		up.srcKeys = keyset.New(keySetOptions(l.o))
 	}
-	return l.readLakeVersions(ctx, tbl)
+	_, has, err := tbl.Current(ctx)
+	up.emptyLake = !has
+	return err
 }
 
 // lowerBound is the previous watermark minus the lookback, as the value
@@ -291,32 +308,117 @@ func (l *loader) scanKeys(ctx context.Context, tbl sink.Table, extra string, fn 
 	return nil
 }
 
-// readLakeVersions loads each lake key's hash with the hash of its
-// watermark value, to tell inserts from updates and find late rows.
-func (l *loader) readLakeVersions(ctx context.Context, tbl sink.Table) error {
+// lakeVersions finds the lake rows of the keys read (not every key of
+// the lake: sink.KeyFinder reads only the data files and row groups whose
+// key statistics can hold them) and maps each key's hash to the hash of
+// its watermark text. A key twice in the lake (which gate 4 fails) keeps
+// its first version here.
+func (l *loader) lakeVersions(ctx context.Context, tbl sink.Table) (map[[2]uint64]uint64, error) {
 	up := l.up
-	if up.lake != nil {
-		up.lake.Close()
+	out := map[[2]uint64]uint64{}
+	if _, ok, err := tbl.Current(ctx); err != nil || !ok {
+		return out, err
 	}
-	up.lake = keyset.NewMap(keySetOptions(l.o))
 	wm := ""
 	if l.wmCol >= 0 {
 		wm = l.rs.cols[l.wmCol]
 	}
-	var addErr error
-	err := l.scanKeys(ctx, tbl, wm, func(key []string, x string) {
-		// A key twice in the lake (which gate 4 fails) keeps its first
-		// version here.
-		if _, _, err := up.lake.Add(l.hashKey(key), versionHash(l.seeds[0], x)); err != nil && addErr == nil {
-			addErr = err
+	nk := len(l.t.Load.Keys)
+	key := make([]string, nk)
+	add := func(key []string, x string) {
+		h := l.hashKey(key)
+		if _, seen := out[h]; !seen {
+			out[h] = versionHash(l.seeds[0], x)
 		}
-	})
-	if err == nil {
-		err = addErr
 	}
+	kf, ok := tbl.(sink.KeyFinder)
+	if !ok { // a sink without statistics: every key is read
+		err := l.scanKeys(ctx, tbl, wm, add)
+		return out, err
+	}
+	seen := map[[2]uint64]bool{}
+	var texts [][]string
+	for _, p := range up.pending {
+		if !seen[p.key] {
+			seen[p.key] = true
+			texts = append(texts, p.texts)
+		}
+	}
+	keys, err := l.keyBatches(texts)
 	if err != nil {
-		return fmt.Errorf("read the keys already in the table: %w", err)
+		return nil, err
 	}
+	defer func() {
+		for _, b := range keys.Batches {
+			b.Release()
+		}
+	}()
+	var extra []string
+	if wm != "" && !slices.Contains(l.t.Load.Keys, wm) {
+		extra = []string{wm}
+	}
+	st, err := kf.FindKeys(ctx, 0, keys, extra, func(f sink.FoundRows) error {
+		for _, r := range f.Rows {
+			for j := range nk {
+				key[j] = formatArrow(f.Rec.Column(j), r)
+			}
+			x := ""
+			switch {
+			case len(extra) > 0:
+				x = formatArrow(f.Rec.Column(nk), r)
+			case wm != "":
+				x = formatArrow(f.Rec.Column(slices.Index(l.t.Load.Keys, wm)), r)
+			}
+			add(key, x)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	up.res.LakeLookup = &st
+	return out, nil
+}
+
+// classifyUpsert looks the keys read up in the lake and counts each
+// accepted row, in read order, as insert or update (and late), as
+// acceptUpsert recorded them.
+func (l *loader) classifyUpsert(ctx context.Context, tbl sink.Table) error {
+	up := l.up
+	if up == nil || up.replace || len(up.pending) == 0 {
+		return nil
+	}
+	lake, err := l.lakeVersions(ctx, tbl)
+	if err != nil {
+		return fmt.Errorf("find the keys read in the table: %w", err)
+	}
+	for _, p := range up.pending {
+		ver, inLake := lake[p.key]
+		if _, gone := up.softDone[p.key]; gone {
+			inLake = false // deleted by this run: a later version of the key is an insert again
+		}
+		if p.soft {
+			if inLake {
+				up.res.SoftDeleted++
+				up.updKeys = append(up.updKeys, p.texts)
+				if up.softDone == nil {
+					up.softDone = map[[2]uint64]struct{}{}
+				}
+				up.softDone[p.key] = struct{}{}
+			}
+			continue
+		}
+		if inLake {
+			up.res.Updated++
+			up.updKeys = append(up.updKeys, p.texts)
+		} else {
+			up.res.Inserted++
+		}
+		if p.old && (!inLake || ver != versionHash(l.seeds[0], p.wmText)) {
+			up.res.LateRows++
+		}
+	}
+	up.pending = nil
 	return nil
 }
 
@@ -380,10 +482,11 @@ func (l *loader) keyCaster(fromSource bool) (*clean.Caster, error) {
 	return clean.NewCaster(specs, arrow.NewSchema(fields, nil), l.o.Alloc)
 }
 
-// acceptUpsert counts an accepted row as insert or update, and late when
-// it is at or below the previous watermark in a version the lake lacks. It
-// returns true for a row its source marks deleted (load.soft_delete): the
-// row is not loaded and its key is deleted from the lake.
+// acceptUpsert records an accepted row for classifyUpsert (insert or
+// update, late when it is at or below the previous watermark in a version
+// the lake lacks). It returns true for a row its source marks deleted
+// (load.soft_delete): the row is not loaded and its key is deleted from
+// the lake.
 func (l *loader) acceptUpsert(key [2]uint64, cells []clean.Cell) (drop bool, err error) {
 	up := l.up
 	soft := up.softCol >= 0 && !cells[up.softCol].Null && cells[up.softCol].I == 1
@@ -393,40 +496,22 @@ func (l *loader) acceptUpsert(key [2]uint64, cells []clean.Cell) (drop bool, err
 		}
 		return soft, nil
 	}
-	ver, inLake, err := up.lake.Get(key)
-	if err != nil {
-		return false, err
-	}
-	if _, gone := up.softDone[key]; gone {
-		inLake = false // deleted by this run: a later version of the key is an insert again
-	}
-	if soft {
-		if inLake {
-			up.res.SoftDeleted++
-			up.updKeys = append(up.updKeys, l.keyTexts(cells))
-			if up.softDone == nil {
-				up.softDone = map[[2]uint64]struct{}{}
+	old := !soft && l.wmCol >= 0 && up.hasPrev && !cells[l.wmCol].Null && compareCells(l.rs.types[l.wmCol], cells[l.wmCol], up.prev) <= 0
+	if up.emptyLake { // nothing to look up: every row is an insert, and late when old
+		if !soft {
+			up.res.Inserted++
+			if old {
+				up.res.LateRows++
 			}
-			up.softDone[key] = struct{}{}
 		}
-		return true, nil
+		return soft, nil
 	}
-	wmText := ""
-	if l.wmCol >= 0 {
-		wmText = clean.FormatCell(l.rs.types[l.wmCol], cells[l.wmCol])
+	p := pendingRow{key: key, texts: l.keyTexts(cells), soft: soft, old: old}
+	if !soft && l.wmCol >= 0 {
+		p.wmText = clean.FormatCell(l.rs.types[l.wmCol], cells[l.wmCol])
 	}
-	if inLake {
-		up.res.Updated++
-		up.updKeys = append(up.updKeys, l.keyTexts(cells))
-	} else {
-		up.res.Inserted++
-	}
-	if up.hasPrev && l.wmCol >= 0 && !cells[l.wmCol].Null && compareCells(l.rs.types[l.wmCol], cells[l.wmCol], up.prev) <= 0 {
-		if !inLake || ver != versionHash(l.seeds[0], wmText) {
-			up.res.LateRows++
-		}
-	}
-	return false, nil
+	up.pending = append(up.pending, p)
+	return soft, nil
 }
 
 // keyTexts are the canonical texts of a row's key.

@@ -197,6 +197,89 @@ type KeyDeleter interface {
 	CommitDelta(ctx context.Context, s Staged, p CommitProps, del Keys) (Commit, error)
 }
 
+// KeyFinder is the optional capability of a sink that finds the live rows
+// of a few keys without reading every key of the table: only the data
+// files (and row groups) whose statistics can hold one of the keys are
+// read, and of them only the key columns and extra. fn is called per
+// batch of rows found; FindStats says how much was read.
+type KeyFinder interface {
+	FindKeys(ctx context.Context, snapshotID int64, keys Keys, extra []string, fn func(FoundRows) error) (FindStats, error)
+}
+
+// FoundRows are live rows found by key: Rec holds the key columns, then
+// the extra columns asked for; Rows are the indices of the rows found in
+// Rec, at positions Pos of data file File. Rec is released after the
+// callback returns.
+type FoundRows struct {
+	File string
+	Rec  arrow.RecordBatch
+	Rows []int
+	Pos  []int64
+}
+
+// FindStats counts what key look-ups read: of DataFiles live data files,
+// FilesOpened were candidates by their key bounds; of their RowGroups,
+// RowGroupsRead were candidates by their statistics, RowsRead rows decoded.
+type FindStats struct {
+	Calls         int   `json:"calls"`
+	DataFiles     int   `json:"data_files"`
+	FilesOpened   int   `json:"files_opened"`
+	RowGroups     int   `json:"row_groups"`
+	RowGroupsRead int   `json:"row_groups_read"`
+	RowsRead      int64 `json:"rows_read"`
+}
+
+// Add adds o's counts to s.
+func (s *FindStats) Add(o FindStats) {
+	s.Calls += o.Calls
+	s.DataFiles += o.DataFiles
+	s.FilesOpened += o.FilesOpened
+	s.RowGroups += o.RowGroups
+	s.RowGroupsRead += o.RowGroupsRead
+	s.RowsRead += o.RowsRead
+}
+
+// SnapshotChange is what one snapshot changed against its parent, from
+// their manifests.
+type SnapshotChange struct {
+	SnapshotID int64
+	// Replace: the snapshot replaced the table (PropReplace).
+	Replace   bool
+	HasParent bool
+	ParentID  int64
+	// Parent and Current are the two snapshots' manifest counts.
+	Parent, Current MetaRows
+	// AddedData and AddedDeletes are live in the snapshot, not in its
+	// parent; RemovedData and RemovedDeletes the other way round;
+	// ChangedData are files of both whose records or size differ.
+	AddedData, AddedDeletes, RemovedData, RemovedDeletes, ChangedData []ChangedFile
+	// KeptData counts the parent's data files still live, unchanged in
+	// path, records and size.
+	KeptData int
+}
+
+// ChangedFile is a data or delete file as a manifest states it; Target is
+// the one data file a file-scoped position delete file applies to.
+type ChangedFile struct {
+	Path    string
+	Records int64
+	Bytes   int64
+	Target  string
+}
+
+// DeltaReader is the optional capability of a sink that can say what a
+// snapshot changed and read just that: gate 4 proves a delta commit from
+// it without re-reading the whole table.
+type DeltaReader interface {
+	SnapshotChange(ctx context.Context, snapshotID int64) (SnapshotChange, error)
+	// ScanFiles reads the named live data files whole, deletes applied.
+	ScanFiles(ctx context.Context, snapshotID int64, paths, columns []string) (iter.Seq2[arrow.RecordBatch, error], error)
+	// DeletedRows reads the rows the named position delete files delete
+	// (columns of them, from the data files they point at); again counts
+	// the positions they delete that other live delete files delete too.
+	DeletedRows(ctx context.Context, snapshotID int64, deleteFiles, columns []string, fn func(FoundRows) error) (again int64, err error)
+}
+
 // Sink opens tables.
 type Sink interface {
 	OpenTable(ctx context.Context, spec TableSpec) (Table, error)

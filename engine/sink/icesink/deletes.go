@@ -240,113 +240,25 @@ func rowKey(cols []arrow.Array, i int) string {
 	return b.String()
 }
 
-// keySet is the set of key tuples of del, as text.
-func keySet(del sink.Keys) map[string]struct{} {
-	set := map[string]struct{}{}
-	for _, b := range del.Batches {
-		cols := make([]arrow.Array, b.NumCols())
-		for c := range cols {
-			cols[c] = b.Column(c)
-		}
-		for r := 0; r < int(b.NumRows()); r++ {
-			set[rowKey(cols, r)] = struct{}{}
-		}
-	}
-	return set
-}
-
 // positionDeletes finds, in the snapshot tbl is at, the live rows whose key
 // is in del: positions already deleted are not deleted again. It returns
-// the positions by data file.
-func positionDeletes(ctx context.Context, tbl *table.Table, filter iceberg.BooleanExpression, del sink.Keys) ([]fileDeletes, error) {
-	if tbl.CurrentSnapshot() == nil {
-		return nil, nil
-	}
-	tasks, err := tbl.Scan(table.WithRowFilter(filter)).PlanFiles(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("plan the delete: %w", err)
-	}
-	if len(tasks) == 0 {
-		return nil, nil
-	}
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		return nil, err
-	}
-	want := keySet(del)
-	deleted := map[string]map[int64]struct{}{} // data file → positions already deleted
-	readDel := map[string]bool{}
+// the positions by data file. Only the data files and row groups whose
+// key statistics can hold one of the keys are read (findkeys.go).
+func (t *Table) positionDeletes(ctx context.Context, tbl *table.Table, del sink.Keys) ([]fileDeletes, error) {
+	byFile := map[string]int{}
 	var out []fileDeletes
-	for _, task := range tasks {
-		if len(task.EqualityDeleteFiles) > 0 || len(task.DeletionVectorFiles) > 0 {
-			return nil, fmt.Errorf("data file %s has equality deletes or deletion vectors, which Lima does not write", task.File.FilePath())
+	_, err := t.findKeys(ctx, tbl, tbl.CurrentSnapshot(), del, nil, func(df iceberg.DataFile, f sink.FoundRows) error {
+		i, ok := byFile[f.File]
+		if !ok {
+			i = len(out)
+			byFile[f.File] = i
+			out = append(out, fileDeletes{file: df})
 		}
-		for _, d := range task.DeleteFiles {
-			if d.ContentType() != iceberg.EntryContentPosDeletes {
-				return nil, fmt.Errorf("delete file %s is not a position delete file", d.FilePath())
-			}
-			if readDel[d.FilePath()] {
-				continue
-			}
-			readDel[d.FilePath()] = true
-			byFile, err := readPositionDeletes(ctx, fs, d)
-			if err != nil {
-				return nil, err
-			}
-			for p, ps := range byFile {
-				m := deleted[p]
-				if m == nil {
-					m = map[int64]struct{}{}
-					deleted[p] = m
-				}
-				for _, x := range ps {
-					m[x] = struct{}{}
-				}
-			}
-		}
-		path := task.File.FilePath()
-		gone := deleted[path]
-		// Every row of the file, in file order, without its deletes and
-		// without a filter: the n-th row read is position n.
-		_, it, err := tbl.Scan(table.WithSelectedFields(del.Columns...)).ReadTasks(ctx,
-			[]table.FileScanTask{{File: task.File, Start: 0, Length: task.File.FileSizeBytes()}})
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
-		var pos int64
-		var hit []int64
-		for rec, err := range it {
-			if err != nil {
-				return nil, fmt.Errorf("read %s: %w", path, err)
-			}
-			cols := make([]arrow.Array, len(del.Columns))
-			for j, name := range del.Columns {
-				idx := rec.Schema().FieldIndices(name)
-				if len(idx) == 0 {
-					rec.Release()
-					return nil, fmt.Errorf("read %s: no key column %s", path, name)
-				}
-				cols[j] = rec.Column(idx[0])
-			}
-			for r := 0; r < int(rec.NumRows()); r++ {
-				p := pos + int64(r)
-				if _, ok := want[rowKey(cols, r)]; !ok {
-					continue
-				}
-				if _, dead := gone[p]; dead {
-					continue
-				}
-				hit = append(hit, p)
-			}
-			pos += rec.NumRows()
-			rec.Release()
-		}
-		if pos != task.File.Count() {
-			return nil, fmt.Errorf("read %s: %d rows, its metadata says %d", path, pos, task.File.Count())
-		}
-		if len(hit) > 0 {
-			out = append(out, fileDeletes{file: task.File, pos: hit})
-		}
+		out[i].pos = append(out[i].pos, f.Pos...)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("find the rows to delete: %w", err)
 	}
 	return out, nil
 }

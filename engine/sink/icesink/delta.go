@@ -28,11 +28,13 @@ func (t *Table) CommitDelta(ctx context.Context, s sink.Staged, p sink.CommitPro
 	if del.Len() == 0 {
 		return t.Commit(ctx, s, p)
 	}
-	filter, err := keyFilter(del)
-	if err != nil {
+	// The keys are checked as an Iceberg expression would take them
+	// (typed, no nulls); the rows to delete are found by statistics
+	// (findkeys.go).
+	if _, err := keyFilter(del); err != nil {
 		return sink.Commit{}, err
 	}
-	return t.commit(ctx, s, p, &rowDelta{filter: filter, keys: del})
+	return t.commit(ctx, s, p, &rowDelta{keys: del})
 }
 
 // deletedBy sums the rows removed by the snapshots carrying loadID.

@@ -354,6 +354,8 @@ type Table struct {
 	ident   table.Identifier
 	arrow   *arrow.Schema
 	pending *pendingEvolution
+	// reads counts what key look-ups read (findkeys.go).
+	reads keyReads
 }
 
 var (
@@ -584,11 +586,9 @@ func (t *Table) Commit(ctx context.Context, s sink.Staged, p sink.CommitProps) (
 	return t.commit(ctx, s, p, nil)
 }
 
-// rowDelta is what a delta commit deletes: the rows whose key is in keys
-// (filter is the same set as an expression, to prune the files to read).
+// rowDelta is what a delta commit deletes: the rows whose key is in keys.
 type rowDelta struct {
-	filter iceberg.BooleanExpression
-	keys   sink.Keys
+	keys sink.Keys
 }
 
 // commit is the commit loop. Every attempt makes exactly one snapshot:
@@ -668,7 +668,7 @@ func (t *Table) commit(ctx context.Context, s sink.Staged, p sink.CommitProps, d
 		var deleted int64
 		switch {
 		case del != nil:
-			fds, err := positionDeletes(ctx, tbl, del.filter, del.keys)
+			fds, err := t.positionDeletes(ctx, tbl, del.keys)
 			if err != nil {
 				lastErr = err
 				continue
