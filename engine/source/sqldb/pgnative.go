@@ -180,83 +180,13 @@ func fastKind(oid uint32, format int16, planType string) pgKind {
 	return pgSlow
 }
 
-// stdlibValueFunc is pgx/v5/stdlib's conversion of a column's raw value to
-// the driver.Value database/sql hands out (Rows.initValueFuncs, v5.12.0).
+// stdlibValueFunc converts a column's raw value to the driver.Value
+// database/sql hands out, through the codec's own DecodeDatabaseSQLValue
+// (pgx's public API, which pgx/v5/stdlib's rows use too); a type the map
+// does not know is scanned as text, as stdlib does.
 func stdlibValueFunc(m *pgtype.Map, oid uint32, format int16) func(src []byte) (driver.Value, error) {
-	switch oid {
-	case pgtype.BoolOID:
-		var d bool
-		p := m.PlanScan(oid, format, &d)
-		return func(src []byte) (driver.Value, error) { err := p.Scan(src, &d); return d, err }
-	case pgtype.ByteaOID:
-		var d []byte
-		p := m.PlanScan(oid, format, &d)
-		return func(src []byte) (driver.Value, error) { err := p.Scan(src, &d); return d, err }
-	case pgtype.CIDOID, pgtype.OIDOID, pgtype.XIDOID:
-		var d pgtype.Uint32
-		p := m.PlanScan(oid, format, &d)
-		return func(src []byte) (driver.Value, error) {
-			if err := p.Scan(src, &d); err != nil {
-				return nil, err
-			}
-			return d.Value()
-		}
-	case pgtype.DateOID:
-		var d pgtype.Date
-		p := m.PlanScan(oid, format, &d)
-		return func(src []byte) (driver.Value, error) {
-			if err := p.Scan(src, &d); err != nil {
-				return nil, err
-			}
-			return d.Value()
-		}
-	case pgtype.Float4OID:
-		var d float32
-		p := m.PlanScan(oid, format, &d)
-		return func(src []byte) (driver.Value, error) { err := p.Scan(src, &d); return float64(d), err }
-	case pgtype.Float8OID:
-		var d float64
-		p := m.PlanScan(oid, format, &d)
-		return func(src []byte) (driver.Value, error) { err := p.Scan(src, &d); return d, err }
-	case pgtype.Int2OID:
-		var d int16
-		p := m.PlanScan(oid, format, &d)
-		return func(src []byte) (driver.Value, error) { err := p.Scan(src, &d); return int64(d), err }
-	case pgtype.Int4OID:
-		var d int32
-		p := m.PlanScan(oid, format, &d)
-		return func(src []byte) (driver.Value, error) { err := p.Scan(src, &d); return int64(d), err }
-	case pgtype.Int8OID:
-		var d int64
-		p := m.PlanScan(oid, format, &d)
-		return func(src []byte) (driver.Value, error) { err := p.Scan(src, &d); return d, err }
-	case pgtype.JSONOID, pgtype.JSONBOID, pgtype.XMLOID:
-		var d []byte
-		p := m.PlanScan(oid, format, &d)
-		return func(src []byte) (driver.Value, error) {
-			if err := p.Scan(src, &d); err != nil {
-				return nil, err
-			}
-			return d, nil
-		}
-	case pgtype.TimestampOID:
-		var d pgtype.Timestamp
-		p := m.PlanScan(oid, format, &d)
-		return func(src []byte) (driver.Value, error) {
-			if err := p.Scan(src, &d); err != nil {
-				return nil, err
-			}
-			return d.Value()
-		}
-	case pgtype.TimestamptzOID:
-		var d pgtype.Timestamptz
-		p := m.PlanScan(oid, format, &d)
-		return func(src []byte) (driver.Value, error) {
-			if err := p.Scan(src, &d); err != nil {
-				return nil, err
-			}
-			return d.Value()
-		}
+	if t, ok := m.TypeForOID(oid); ok {
+		return func(src []byte) (driver.Value, error) { return t.Codec.DecodeDatabaseSQLValue(m, oid, format, src) }
 	}
 	var d string
 	p := m.PlanScan(oid, format, &d)
