@@ -124,10 +124,23 @@ func TestHostileTextNeverReachesTheTerminal(t *testing.T) {
 	if id == "" || len(ids) != 2 {
 		t.Fatalf("want one exception from each planted file (%q found: %v) in %s", name, ids, out)
 	}
-	if code, _, errs := runCLI(t, "exceptions", "assign", id, "--owner", "Ops"+hostile+"\x9b\x9f", "--plan", pp); code != exitOK {
+	// A name with control or direction characters is refused (exit 2),
+	// and the refusal that quotes it is inert.
+	if code, _, errs := runCLI(t, "exceptions", "assign", id, "--owner", "Ops"+hostile+"\x9b\x9f", "--plan", pp); code != exitUsage {
+		t.Fatalf("assign with a hostile owner: exit %d: %s", code, errs)
+	} else {
+		mustBeInert(t, "assign with a hostile owner: stderr", errs)
+	}
+	if code, _, errs := runCLI(t, "exceptions", "resolve", id, "--set", "cost=1", "--by", "x"+hostile, "--plan", pp); code != exitUsage {
+		t.Fatalf("resolve --by hostile: exit %d: %s", code, errs)
+	} else if !strings.Contains(errs, "control or direction characters") || strings.ContainsAny(errs, "\x1b\x07\r\u0085\u009b\u202e\u2066") {
+		// (flag's usage text that follows indents with tabs)
+		t.Errorf("resolve --by hostile: the refusal is not inert or does not say why: %q", errs)
+	}
+	if code, _, errs := runCLI(t, "exceptions", "assign", id, "--owner", "Ops Ünal", "--plan", pp); code != exitOK {
 		t.Fatalf("assign: %s", errs)
 	}
-	if code, _, errs := runCLI(t, "exceptions", "resolve", id, "--set", "cost=1"+hostile, "--note", "n"+hostile, "--by", "x"+hostile, "--plan", pp); code != exitOK {
+	if code, _, errs := runCLI(t, "exceptions", "resolve", id, "--set", "cost=1"+hostile, "--note", "n"+hostile, "--by", "x", "--plan", pp); code != exitOK {
 		t.Fatalf("resolve: %s", errs)
 	}
 	for _, args := range [][]string{
