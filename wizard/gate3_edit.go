@@ -463,8 +463,11 @@ func (s *gate3Screen) renderEdit() string {
 			}
 		}
 		switch p := ed.renameProblem(s.edit.lake); {
-		case p != "":
-			add(t.Failed.Render(ui.StatusFailed.Glyph()) + " " + ui.Sanitize(p))
+		case p != "": // wrapped: the rule is the answer, never cut
+			g := ui.StatusFailed.Glyph()
+			lines := ui.Wrap(g+" "+ui.Sanitize(p), s.w, "  ")
+			lines[0] = t.Failed.Render(g) + strings.TrimPrefix(lines[0], g)
+			add(lines...)
 		case r.table:
 			add(t.OK.Render(ui.StatusOK.Glyph()) + ui.Sanitize(" the rows still come from "+gates.SourceOf(tb)+"; references to the table move with it"))
 		case s.edit.lake[ed.table] != nil && slices.Contains(s.edit.lake[ed.table], ed.col) && c.RenamedFrom == "":
@@ -557,7 +560,7 @@ func (s *gate3Screen) renderEdit() string {
 		out = out[:max(1, s.h-1)]
 	}
 	switch {
-	case ed.rename != nil && ed.msg == "":
+	case ed.rename != nil && (ed.msg == "" || ed.msg == ed.renameProblem(s.edit.lake)): // the problem is shown above
 		out = append(out, ui.Fit(t.Muted.Render("type the new name: enter renames, esc keeps the name"), s.w))
 	case ed.msg != "":
 		out = append(out, ui.Fit(t.Failed.Render(ui.StatusFailed.Glyph())+" "+ui.Sanitize(ed.msg), s.w))

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lima-lake/lima/engine/plan"
@@ -76,6 +77,7 @@ func TestGate3EditScreenRenamesInPlace(t *testing.T) {
 	h.contains("not allowed")
 	h.key("enter")
 	h.contains("Rename column") // refused: the field stays open
+	compareGolden(t, "gate3_rename", func(m tea.Msg) { h.send(m) }, h.screen)
 	if c, _ := g.edit.ed.draft.Tables[oldTable].Column(oldCol); c == nil {
 		t.Fatal("a refused name renamed the column")
 	}
