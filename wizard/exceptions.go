@@ -83,6 +83,10 @@ type Browser struct {
 	msg   string
 	msgOK bool
 	err   string
+
+	// marked are the exceptions space marked: assign and waive act on
+	// all of them (on the focused one when none is marked).
+	marked map[int64]bool
 }
 
 type browserMode int
@@ -122,8 +126,9 @@ type (
 		err    error
 	}
 	bActionMsg struct {
-		done string
-		err  error
+		done   string
+		err    error
+		unmark bool // the marks were acted on
 	}
 	// bFilterMsg is a filter whose owner was looked up in the ledger.
 	bFilterMsg struct {
@@ -206,6 +211,7 @@ func (b *Browser) bodySize() (int, int) {
 }
 
 func (b *Browser) resetList() {
+	b.marked = nil // marks are of the rows shown: a new filter or order drops them
 	b.gen++
 	b.pageSize = min(ledger.MaxPageSize, max(10, 2*b.listHeight()))
 	b.cursors = []ledger.Cursor{""}
@@ -381,6 +387,9 @@ func (b *Browser) Update(msg tea.Msg) tea.Cmd {
 		}
 		return nil
 	case bActionMsg:
+		if msg.unmark {
+			b.marked = nil
+		}
 		if msg.err != nil {
 			b.err, b.msg = msg.err.Error(), ""
 		} else {
@@ -454,17 +463,53 @@ func (b *Browser) act(run func() tea.Cmd) func(tea.KeyPressMsg) tea.Cmd {
 	return func(tea.KeyPressMsg) tea.Cmd { b.err = ""; return run() }
 }
 
-// prompt opens the field of an action on the focused exception.
+// prompt opens the field of an action on the marked exceptions, or the
+// focused one; format names them ("#12", "3 marked").
 func (b *Browser) promptFor(mode browserMode, format string) func() tea.Cmd {
 	return func() tea.Cmd {
-		id, ok := b.focusedID()
-		if !ok {
+		if _, ok := b.targets(); !ok {
 			return nil
 		}
 		b.input = nil
-		b.mode, b.prompt = mode, fmt.Sprintf(format, id)
+		b.mode, b.prompt = mode, fmt.Sprintf(format, b.targetsName())
 		return nil
 	}
+}
+
+// targets are the exceptions an action acts on: the marked ones, in id
+// order, or the focused one.
+func (b *Browser) targets() ([]int64, bool) {
+	if len(b.marked) > 0 && !b.showDetail {
+		return slices.Sorted(maps.Keys(b.marked)), true
+	}
+	id, ok := b.focusedID()
+	return []int64{id}, ok
+}
+
+// targetsName names the targets: "#12" or "3 marked exceptions".
+func (b *Browser) targetsName() string {
+	ids, _ := b.targets()
+	if len(ids) == 1 {
+		return fmt.Sprintf("#%d", ids[0])
+	}
+	return fmt.Sprintf("%d marked exceptions", len(ids))
+}
+
+// toggleMark marks the focused exception (or unmarks it) and moves on.
+func (b *Browser) toggleMark() tea.Cmd {
+	e, ok := b.row(b.cur)
+	if !ok {
+		return nil
+	}
+	if b.marked == nil {
+		b.marked = map[int64]bool{}
+	}
+	if b.marked[e.ID] {
+		delete(b.marked, e.ID)
+	} else {
+		b.marked[e.ID] = true
+	}
+	return b.move(1)
 }
 
 // replay asks, then replays the fixed rows of the filter's table (of
@@ -550,7 +595,8 @@ func (b *Browser) submit(text string) tea.Cmd {
 	mode := b.mode
 	b.mode = modeList
 	b.input = nil
-	id, _ := b.focusedID()
+	ids, _ := b.targets()
+	name := b.targetsName()
 	st, ctx, by := b.o.Store, b.o.Context, b.o.By
 	switch mode {
 	case modeFilter:
@@ -574,13 +620,18 @@ func (b *Browser) submit(text string) tea.Cmd {
 			b.err = "an owner is required: nothing was changed"
 			return nil
 		}
+		if err := CheckName(text); err != nil {
+			b.err = "owner: " + err.Error() + ": nothing was changed"
+			return nil
+		}
 		return func() tea.Msg {
-			if err := st.Assign(ctx, []int64{id}, text, by); err != nil {
+			if err := st.Assign(ctx, ids, text, by); err != nil {
 				return bActionMsg{err: err}
 			}
-			return bActionMsg{done: fmt.Sprintf("#%d assigned to %s", id, text)}
+			return bActionMsg{done: fmt.Sprintf("%s assigned to %s", name, text), unmark: true}
 		}
 	case modeEdit:
+		id := ids[0]
 		col, val, ok := strings.Cut(text, "=")
 		col = strings.TrimSpace(col)
 		if !ok || col == "" {
@@ -598,12 +649,18 @@ func (b *Browser) submit(text string) tea.Cmd {
 			b.err = "a reason is required: nothing was changed"
 			return nil
 		}
-		b.ask(fmt.Sprintf("waive #%d (it will never be loaded)", id), func() tea.Cmd {
+		they := "it"
+		if len(ids) > 1 {
+			they = "they"
+		}
+		b.ask(fmt.Sprintf("waive %s (%s will never be loaded)", name, they), func() tea.Cmd {
 			return func() tea.Msg {
-				if err := st.Waive(ctx, id, text, by); err != nil {
-					return bActionMsg{err: err}
+				for i, id := range ids {
+					if err := st.Waive(ctx, id, text, by); err != nil {
+						return bActionMsg{err: fmt.Errorf("%d of %s waived; #%d: %w", i, name, id, err), unmark: i > 0}
+					}
 				}
-				return bActionMsg{done: fmt.Sprintf("#%d waived", id)}
+				return bActionMsg{done: name + " waived", unmark: true}
 			}
 		})
 	}
@@ -829,9 +886,12 @@ func (b *Browser) screenKeys() []ui.Binding {
 	if b.o.Replay == nil {
 		replay = replay.Disable("no plan")
 	}
-	assign := nb("a", "assign", "a").Do(b.act(b.promptFor(modeAssign, "assign #%d to owner")))
-	edit := nb("e", "edit", "e").Do(b.act(b.promptFor(modeEdit, "fix #%d, col=value")))
-	waive := nb("w", "waive", "w").Do(b.act(b.promptFor(modeWaive, "waive #%d, reason")))
+	assign := nb("a", "assign", "a").Do(b.act(b.promptFor(modeAssign, "assign %s to owner")))
+	edit := nb("e", "edit", "e").Do(b.act(b.promptFor(modeEdit, "fix %s, col=value")))
+	if len(b.marked) > 0 && !b.showDetail {
+		edit = edit.Disable("a fix is typed for one exception at a time; esc clears the marks")
+	}
+	waive := nb("w", "waive", "w").Do(b.act(b.promptFor(modeWaive, "waive %s, reason")))
 	if b.showDetail {
 		value := nb("↑/↓", "value", "up", "k", "down", "j").Do(func(msg tea.KeyPressMsg) tea.Cmd {
 			b.err = ""
@@ -852,7 +912,8 @@ func (b *Browser) screenKeys() []ui.Binding {
 		}
 		return b.move(1)
 	})
-	page := nb("pgup/pgdn", "page", "pgup", "b", "pgdown", "space", "f").Quiet().Do(func(msg tea.KeyPressMsg) tea.Cmd {
+	mark := nb("space", "mark", "space").Do(b.act(b.toggleMark))
+	page := nb("pgup/pgdn", "page", "pgup", "b", "pgdown", "f").Quiet().Do(func(msg tea.KeyPressMsg) tea.Cmd {
 		b.err = ""
 		if k := msg.String(); k == "pgup" || k == "b" {
 			return b.move(-b.listHeight())
@@ -869,10 +930,12 @@ func (b *Browser) screenKeys() []ui.Binding {
 		return nil
 	}))
 	keys := []ui.Binding{help, move, nb("enter", "detail", "enter").Do(b.act(b.openDetail)), filter, order,
-		assign, edit, waive, replay, nb("y", "copy", "y").Do(b.act(b.copyRow)), nb("q", "quit", "q").Act(func() tea.Cmd { return tea.Quit }),
+		mark, assign, edit, waive, replay, nb("y", "copy", "y").Do(b.act(b.copyRow)), nb("q", "quit", "q").Act(func() tea.Cmd { return tea.Quit }),
 		page, nb("home/g", "first row", "home", "g").Quiet().Do(b.act(func() tea.Cmd { return b.move(-b.cur) })),
 		nb("r", "refresh", "r").Quiet().Do(b.act(b.refresh))}
 	switch {
+	case len(b.marked) > 0:
+		keys = append([]ui.Binding{nb("esc", fmt.Sprintf("clear %d mark(s)", len(b.marked)), "esc").Do(b.act(func() tea.Cmd { b.marked = nil; return nil }))}, keys...)
 	case b.filter != (ledger.Filter{Now: b.filter.Now}):
 		keys = append([]ui.Binding{nb("esc", "clear filter", "esc").Do(b.act(func() tea.Cmd {
 			b.filter = ledger.Filter{}
@@ -1031,10 +1094,17 @@ func (b *Browser) renderList(width int) string {
 			parts = append(parts, v)
 		}
 		line := strings.TrimRight(strings.Join(parts, " "), " ")
+		lead := t.Blank
 		if i == b.cur {
-			lines = append(lines, t.FocusMarker+t.Focus.Render(line))
+			lead = t.FocusMarker
+		}
+		if b.marked[e.ID] { // marked: * in the marker's second cell
+			lead = string([]rune(lead)[0]) + "*"
+		}
+		if i == b.cur {
+			lines = append(lines, lead+t.Focus.Render(line))
 		} else {
-			lines = append(lines, t.Blank+line)
+			lines = append(lines, lead+line)
 		}
 	}
 	if b.counted && b.total == 0 {

@@ -377,3 +377,91 @@ func TestBrowserActionsReachTheLedger(t *testing.T) {
 	}
 	h.contains("replayed; report reports/r1/report.md")
 }
+
+// TestBrowserBulkActionsOnMarkedRows: space marks rows (and moves on);
+// assign and waive then act on every marked exception and on nothing
+// else, the fix is refused while rows are marked (it is typed for one),
+// and esc, a new filter or an action done clears the marks. The ledger
+// is read back row by row.
+func TestBrowserBulkActionsOnMarkedRows(t *testing.T) {
+	st := seedLedger(t, 10)
+	ctx := context.Background()
+	h := newBrowserHarness(t, st, ExceptionsOptions{})
+	owner := func(id int64) string {
+		e, err := st.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.Owner
+	}
+	before := map[int64]string{}
+	for id := int64(1); id <= 6; id++ {
+		before[id] = owner(id)
+	}
+	// Mark #1, #2 and #4 (space moves down; down skips #3).
+	h.key("space", "space", "down", "space")
+	if got := markedIDs(h.screen()); strings.Join(got, ",") != "1,2,4" {
+		t.Errorf("marked rows %v, want 1,2,4:\n%s", got, h.screen())
+	}
+	h.contains("esc clear 3 mark(s)")
+	// e is disabled while rows are marked, and says why.
+	h.key("e")
+	h.contains("a fix is typed for one exception at a time")
+	h.key("a")
+	h.contains("assign 3 marked exceptions to owner")
+	h.typeText("Ops Team")
+	h.key("enter")
+	h.contains("3 marked exceptions assigned to Ops Team")
+	for id := int64(1); id <= 6; id++ {
+		want := before[id]
+		if id == 1 || id == 2 || id == 4 {
+			want = "Ops Team"
+		}
+		if got := owner(id); got != want {
+			t.Errorf("#%d owner %q, want %q", id, got, want)
+		}
+	}
+	if got := markedIDs(h.screen()); len(got) > 0 {
+		t.Errorf("the marks %v stay after the assign", got)
+	}
+	// A hostile owner is refused in the browser too.
+	h.key("a")
+	h.typeText("Ops\x1b[2J")
+	h.key("enter")
+	h.contains("control or direction characters")
+	// Waive two marked rows: asked once, both waived, the rest open.
+	h.key("home", "space", "down", "down", "space", "w")
+	h.typeText("duplicate")
+	h.key("enter")
+	h.contains("waive 2 marked exceptions (they will never be loaded)?")
+	h.key("y")
+	for id := int64(1); id <= 4; id++ {
+		e, _ := st.Get(ctx, id)
+		if want := id == 1 || id == 4; (e.Status == ledger.StatusWaived) != want {
+			t.Errorf("#%d status %s after waiving #1 and #4", id, e.Status)
+		}
+	}
+	// esc clears marks before it clears a filter; a new filter clears them.
+	h.key("space", "esc")
+	if got := markedIDs(h.screen()); len(got) > 0 {
+		t.Errorf("esc left the marks %v", got)
+	}
+	h.key("space", "/")
+	h.typeText("table=inspections")
+	h.key("enter")
+	if len(markedIDs(h.screen())) > 0 || len(h.b.marked) > 0 {
+		t.Error("a new filter kept the marks of rows no longer shown")
+	}
+}
+
+// markedIDs are the ids of the rows the screen shows marked (a * in the
+// marker's second cell: " *" or ">*").
+func markedIDs(screen string) []string {
+	var ids []string
+	for _, l := range strings.Split(screen, "\n") {
+		if f := strings.Fields(l); len(f) > 1 && strings.HasSuffix(f[0], "*") && len([]rune(f[0])) <= 2 {
+			ids = append(ids, f[1])
+		}
+	}
+	return ids
+}
