@@ -51,3 +51,53 @@ func TestNotCheckedNamesOnlyWhatWasExpected(t *testing.T) {
 		}
 	}
 }
+
+// A keyless table's samples are found by the whole row: as loaded they
+// match; a sampled row changed behind Lima's back is not found identical.
+func TestKeylessSamplesMatchByWholeRow(t *testing.T) {
+	rows := tRows()
+	l := loadLake(t, rows, "L1")
+	e := expectFor(rows, "L1")
+	e.Keys = nil
+	rec := l.reconcile(e)
+	wantStatus(t, rec, "sample rows side by side", gates.Pass)
+	if len(rec.Samples) != 3 || !rec.Samples[1].Match || rec.Samples[1].Lake["name"] != "item-05" {
+		t.Fatalf("samples %+v, want 3 matched, the second item-05", rec.Samples)
+	}
+	changed := rows[4]
+	changed.score += 1
+	l.replaceBehind(changed)
+	e.Sums = map[string]string{}
+	rec = l.reconcile(e)
+	f := finding(t, rec, "sample rows side by side")
+	if f.Status != gates.Fail || f.Detail != "2 of 3 sampled source rows found identical in the lake" {
+		t.Errorf("%s: %s", f.Status, f.Detail)
+	}
+}
+
+// The range of an integer column is compared by value at both ends: 1 …
+// 10 as loaded; an id of 11 or of -3 appended behind Lima's back widens it
+// and fails (the integer fast path, minMaxInts).
+func TestIntegerRangeBothEnds(t *testing.T) {
+	rows := tRows()
+	for _, c := range []struct {
+		id   int64
+		want string
+	}{{11, "source 1 … 10; lake 1 … 11"}, {-3, "source 1 … 10; lake -3 … 10"}, {5, ""}} {
+		l := loadLake(t, rows, "L1")
+		e := expectFor(rows, "L1")
+		e.Min, e.Max = map[string]string{"id": "1"}, map[string]string{"id": "10"}
+		e.Sums, e.Samples, e.Keys = map[string]string{}, nil, nil
+		wantStatus(t, l.reconcile(e), "range of id", gates.Pass)
+		l.deleteBehind(5)
+		l.appendBehind([]tRow{{id: c.id, name: strp("x"), day: rows[0].day}}, nil)
+		f := finding(t, l.reconcile(e), "range of id")
+		if c.want == "" {
+			if f.Status != gates.Pass {
+				t.Errorf("id %d: %s %s, want pass", c.id, f.Status, f.Detail)
+			}
+		} else if f.Status != gates.Fail || f.Detail != c.want {
+			t.Errorf("id %d: %s %q, want fail %q", c.id, f.Status, f.Detail, c.want)
+		}
+	}
+}
