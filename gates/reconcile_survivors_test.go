@@ -101,3 +101,20 @@ func TestIntegerRangeBothEnds(t *testing.T) {
 		}
 	}
 }
+
+// A required column the expectation names but the lake table lacks counts
+// every lake row as a null: it is not read from another column (mutation
+// survivor reconcile.go:525, the missing column's index -1 made 1).
+func TestRequiredColumnMissingFromTheLakeFails(t *testing.T) {
+	rows := tRows()
+	l := loadLake(t, rows, "L1")
+	e := expectFor(rows, "L1")
+	e.Columns = append(append([]string{}, e.Columns...), "added")
+	e.Types = append(append([]string{}, e.Types...), "string")
+	e.Required = append(append([]bool{}, e.Required...), true)
+	e.Samples = nil
+	f := finding(t, l.reconcile(e), "no nulls in added")
+	if f.Status != gates.Fail || f.Detail != "10 null(s) in required column added" {
+		t.Errorf("%s: %s", f.Status, f.Detail)
+	}
+}
