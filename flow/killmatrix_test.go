@@ -159,7 +159,7 @@ func kmSample(all []kmCase) []kmCase {
 	names := []string{
 		"run@after-commit",
 		"full-refresh@before-commit",
-		"hive-run@" + hivesink.FaultMidPublish,
+		"hive-run@" + hivesink.FaultAfterManifest,
 		"upsert@after-commit",
 		"cdc@before-commit",
 		"watch@after-commit",
@@ -1009,30 +1009,6 @@ func (km *kmRun) watch() error {
 		dropFile(km.t, km.dir, name, b.String())
 	}
 	args := []string{"run", "--watch", "--interval", "200ms", "--force", "--plan", km.planPath()}
-	// cycle runs the watcher until it has polled twice, then stops it
-	// with SIGTERM (it commits what it took).
-	cycle := func() error {
-		km.step("watch cycle")
-		cmd := exec.Command(km.bin, args...)
-		cmd.Dir = km.dir
-		stderr := &syncBuffer{}
-		cmd.Stderr = stderr
-		if err := cmd.Start(); err != nil {
-			return err
-		}
-		deadline := time.Now().Add(20 * time.Second)
-		for !strings.Contains(stderr.String(), "watching every") && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		time.Sleep(700 * time.Millisecond)
-		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			return err
-		}
-		if err := cmd.Wait(); err != nil {
-			return fmt.Errorf("watch: %v\n%s", err, tail(stderr.String(), 2000))
-		}
-		return nil
-	}
 	checkAll := func(what string) error {
 		tbl, err := km.icebergTable("events")
 		if err != nil {
@@ -1047,6 +1023,35 @@ func (km *kmRun) watch() error {
 			return err
 		}
 		return errors.Join(kmSameRows(what, got, want), kmSameSet(what, open, bad))
+	}
+	// cycle runs a watcher until the lake and the queue are the
+	// reference's (30 s at most: a watcher that never finishes the job
+	// fails), then stops it with SIGTERM; it must exit 0.
+	cycle := func() error {
+		km.step("watch cycle")
+		cmd := exec.Command(km.bin, args...)
+		cmd.Dir = km.dir
+		stderr := &syncBuffer{}
+		cmd.Stderr = stderr
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		var err error
+		for time.Since(t0) < 30*time.Second {
+			time.Sleep(300 * time.Millisecond)
+			if err = checkAll("watcher running"); err == nil {
+				break
+			}
+		}
+		km.step("watcher: lake and queue equal the reference after %v (%v)", time.Since(t0).Round(time.Millisecond), err)
+		if serr := cmd.Process.Signal(syscall.SIGTERM); serr != nil {
+			return serr
+		}
+		if werr := cmd.Wait(); werr != nil {
+			return fmt.Errorf("watch: %v\n%s", werr, tail(stderr.String(), 2000))
+		}
+		return nil
 	}
 	drop("a.csv")
 	drop("b.csv")
