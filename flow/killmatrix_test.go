@@ -689,12 +689,12 @@ func kmParquetRows(path string, fn func(map[string]string)) error {
 	tr := array.NewTableReader(tbl, 1024)
 	defer tr.Release()
 	for tr.Next() {
-		kmRecordRows(tr.Record(), fn)
+		kmRecordRows(tr.RecordBatch(), fn)
 	}
 	return nil
 }
 
-func kmRecordRows(rec arrow.Record, fn func(map[string]string)) {
+func kmRecordRows(rec arrow.RecordBatch, fn func(map[string]string)) {
 	for r := 0; r < int(rec.NumRows()); r++ {
 		row := map[string]string{}
 		for c, f := range rec.Schema().Fields() {
