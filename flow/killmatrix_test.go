@@ -1109,3 +1109,64 @@ func (km *kmRun) killWatchAtPoint(args []string) error {
 	}
 	return fmt.Errorf("the watcher was not killed at %s: %v\n%s", km.c.point, err, tail(stderr.String(), 2000))
 }
+
+// TestRunRemovesTheMetadataOfACommitKilledMidway: a process killed inside
+// its commit (found by the kill matrix: replay@sigkill+490ms) leaves the
+// manifest, manifest list and metadata file iceberg-go wrote before the
+// catalog took the new metadata — named with iceberg-go's own commit UUID,
+// not the write id, and younger than any orphan window. The next run
+// removes them from the interrupted staging's record: what is unreferenced
+// and written since the staging began goes; an unreferenced file older
+// than the staging, and every referenced file, stays.
+func TestRunRemovesTheMetadataOfACommitKilledMidway(t *testing.T) {
+	ctx := context.Background()
+	ws, p := newWorkspace(t, watchPlan+kmMaintenance)
+	dropFile(t, ws.Dir, "a.csv", "id,qty\n1,10\n2,20\n")
+	runOnce(t, ws, p, flow.RunOptions{})
+	sk, err := flow.OpenSink(ctx, ws, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := sk.Catalog().LoadTable(ctx, []string{p.Namespace(), "events"})
+	sk.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(tbl.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := filepath.Join(u.Path, "metadata")
+	before := listing(t, meta)
+	// The killed process: a staging recorded a minute ago, its commit's
+	// files written since; an older stray file from before it.
+	st := openLedger(t, ws, p)
+	if err := st.BeginStaging(ctx, ledger.Staging{WriteID: uuid.NewString(), Table: p.Namespace() + ".events", Started: time.Now().Add(-time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	id := uuid.NewString()
+	killed := []string{id + "-m0.avro", "snap-123-0-" + id + ".avro", "00002-" + uuid.NewString() + ".metadata.json"}
+	for _, f := range killed {
+		plant(t, filepath.Join(meta, f), 0)
+	}
+	older := filepath.Join(meta, uuid.NewString()+"-m0.avro")
+	plant(t, older, 10*time.Minute)
+	dropFile(t, ws.Dir, "b.csv", "id,qty\n3,30\n")
+	runOnce(t, ws, p, flow.RunOptions{})
+	for _, f := range killed {
+		if _, err := os.Lstat(filepath.Join(meta, f)); err == nil {
+			t.Errorf("%s, written by the killed commit, is still there", f)
+		}
+	}
+	if _, err := os.Lstat(older); err != nil {
+		t.Errorf("the unreferenced file older than the staging was removed: %v", err)
+	}
+	for f := range before {
+		if _, err := os.Lstat(filepath.Join(meta, f)); err != nil {
+			t.Errorf("%s, referenced, was removed: %v", f, err)
+		}
+	}
+	if got, _ := lakeIDs(t, ws, p, "events"); fmt.Sprint(got) != fmt.Sprint(map[int64]int{1: 1, 2: 1, 3: 1}) {
+		t.Errorf("lake ids %v", got)
+	}
+}

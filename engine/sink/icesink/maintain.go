@@ -459,24 +459,10 @@ func RemoveOrphans(ctx context.Context, tbl *table.Table, olderThan time.Duratio
 	// A second, independent reference check by base name: every file any
 	// manifest of any snapshot names (deleted entries too), every manifest
 	// and manifest list, every metadata file the log names.
-	refs, err := referencedNames(fs, tbl)
+	refs, err := allReferencedNames(fs, tbl)
 	if err != nil {
 		return r, fmt.Errorf("read the manifests: %w", err)
 	}
-	for _, s := range tbl.Metadata().Snapshots() {
-		refs[path.Base(s.ManifestList)] = true
-		mans, err := s.Manifests(fs)
-		if err != nil {
-			return r, err
-		}
-		for _, m := range mans {
-			refs[path.Base(m.FilePath())] = true
-		}
-	}
-	for e := range tbl.Metadata().PreviousFiles() {
-		refs[path.Base(e.MetadataFile)] = true
-	}
-	refs[path.Base(tbl.MetadataLocation())] = true
 
 	loc := strings.TrimSuffix(tbl.Location(), "/")
 	locPath := loc // the orphan planner may give local paths: the location's path, unescaped
@@ -529,6 +515,35 @@ func RemoveOrphans(ctx context.Context, tbl *table.Table, olderThan time.Duratio
 		faultpoint.Hit(FaultMidOrphans)
 	}
 	return r, nil
+}
+
+// allReferencedNames are the base names of every file the table's current
+// metadata references: the data and delete files of every manifest entry
+// of every snapshot (deleted ones too), the manifests and manifest lists,
+// the metadata file and those its log names, the statistics files.
+func allReferencedNames(fs icebergio.IO, tbl *table.Table) (map[string]bool, error) {
+	refs, err := referencedNames(fs, tbl)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range tbl.Metadata().Snapshots() {
+		refs[path.Base(s.ManifestList)] = true
+		mans, err := s.Manifests(fs)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range mans {
+			refs[path.Base(m.FilePath())] = true
+		}
+	}
+	for e := range tbl.Metadata().PreviousFiles() {
+		refs[path.Base(e.MetadataFile)] = true
+	}
+	for st := range tbl.Metadata().Statistics() {
+		refs[path.Base(st.StatisticsPath)] = true
+	}
+	refs[path.Base(tbl.MetadataLocation())] = true
+	return refs, nil
 }
 
 // FaultMidOrphans kills the process after the first orphan is removed
