@@ -1040,6 +1040,11 @@ func (km *kmRun) watch() error {
 		var err error
 		for time.Since(t0) < 30*time.Second {
 			time.Sleep(300 * time.Millisecond)
+			// The banner first: before it, SIGTERM may come before the
+			// process has its handler, and its default ends it.
+			if !strings.Contains(stderr.String(), "watching every") {
+				continue
+			}
 			if err = checkAll("watcher running"); err == nil {
 				break
 			}
