@@ -27,9 +27,10 @@ tui-test:
 	bash scripts/tui-test.sh
 
 ## soak: the long randomized tests (change capture: 300 random change
-## streams against a reference replay; the kill test at more points)
+## streams against a reference replay; the kill test at more points; the
+## kill matrix, every verb that writes at every kill point, flow/killmatrix_test.go)
 soak:
-	LIMA_SOAK=1 $(GO) test -count=1 -timeout 150m -run 'TestCDCRandomStreams|TestCDCKill|TestWatch|TestLifecycle' -v ./engine/run/ ./flow/
+	LIMA_SOAK=1 $(GO) test -count=1 -timeout 150m -run 'TestCDCRandomStreams|TestCDCKill|TestWatch|TestLifecycle|TestKillMatrix' -v ./engine/run/ ./flow/
 
 ## bench: 1M-row load, rows/s, MB/s and peak memory, next to DuckDB;
 ## a 1M-row PostgreSQL table into Iceberg next to COPY ... TO STDOUT of it

@@ -509,6 +509,26 @@ func (s *session) recovered() []string {
 // openSession takes the lock, opens the sink and the state store, settles
 // the exceptions of an interrupted run and records the new run.
 func openSession(ctx context.Context, ws Workspace, p *plan.Plan, verb string, lockWait time.Duration, tweak func(*icesink.Options)) (*session, error) {
+	runID := NewRunID(time.Now())
+	s, err := openRecovered(ctx, ws, p, verb, lockWait, runID, tweak)
+	if err != nil {
+		return nil, err
+	}
+	s.started = time.Now().UTC()
+	if err := s.store.BeginRun(ctx, ledger.Run{ID: runID, Started: s.started, Status: "running", PlanHash: p.Hash()}); err != nil {
+		s.close(ctx)
+		return nil, fmt.Errorf("record the run: %w", err)
+	}
+	s.runID = runID
+	return s, nil
+}
+
+// openRecovered takes the lock, opens the sink (its stagings recorded
+// under runID) and the state store, and recovers from an earlier process
+// that was killed: it settles the exceptions of its loads, removes the
+// files its loads staged and never committed, and records its runs as
+// interrupted. The session has no run of its own (close records none).
+func openRecovered(ctx context.Context, ws Workspace, p *plan.Plan, verb string, lockWait time.Duration, runID string, tweak func(*icesink.Options)) (*session, error) {
 	unlock, err := Lock(ctx, ws, lockWait)
 	if err != nil {
 		return nil, err
@@ -524,7 +544,6 @@ func openSession(ctx context.Context, ws Workspace, p *plan.Plan, verb string, l
 		s.close(ctx)
 		return nil, err
 	}
-	runID := NewRunID(time.Now())
 	// Every staging of this run's loads is recorded in the state store
 	// before its first file is written (sink.Inventory).
 	withInventory := func(o *icesink.Options) {
@@ -553,12 +572,6 @@ func openSession(ctx context.Context, ws Workspace, p *plan.Plan, verb string, l
 		s.close(ctx)
 		return nil, fmt.Errorf("record the runs an earlier process left unfinished: %w", err)
 	}
-	s.started = time.Now().UTC()
-	if err := s.store.BeginRun(ctx, ledger.Run{ID: runID, Started: s.started, Status: "running", PlanHash: p.Hash()}); err != nil {
-		s.close(ctx)
-		return nil, fmt.Errorf("record the run: %w", err)
-	}
-	s.runID = runID
 	return s, nil
 }
 

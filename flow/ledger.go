@@ -191,6 +191,14 @@ func removeStaged(ctx context.Context, st ledger.Store, sk sink.Sink) (int, erro
 		if err != nil {
 			return total, fmt.Errorf("table %s, staging %s: %w", s.Table, s.WriteID, err)
 		}
+		// Killed mid-commit: the commit's metadata files too.
+		if lr, ok := sk.(sink.CommitLeftoverRemover); ok && !s.Started.IsZero() {
+			n, err := lr.RemoveUncommitted(ctx, s.Table, s.Started)
+			total += n
+			if err != nil {
+				return total, fmt.Errorf("table %s, staging %s: %w", s.Table, s.WriteID, err)
+			}
+		}
 		if err := st.EndStaging(ctx, s.WriteID); err != nil {
 			return total, err
 		}

@@ -41,11 +41,15 @@ import (
 	"github.com/lima-lake/lima/internal/faultpoint"
 )
 
-// Fault points of maintenance (LIMA_FAULTPOINT), for crash tests: after a
-// table's expiry committed, and after its first orphan was removed.
+// Fault points of maintenance (LIMA_FAULTPOINT), for crash tests: right
+// after a table's expiry committed, after the first file only the expired
+// snapshots used was removed, after the expiry and its cleanup, and after
+// its first orphan was removed.
 const (
-	FaultMaintainAfterExpire = "maintain-after-expire"
-	FaultMaintainMidOrphans  = icesink.FaultMidOrphans
+	FaultMaintainAfterExpireCommit = icesink.FaultAfterExpireCommit
+	FaultMaintainMidExpiredFiles   = icesink.FaultMidExpiredFiles
+	FaultMaintainAfterExpire       = "maintain-after-expire"
+	FaultMaintainMidOrphans        = icesink.FaultMidOrphans
 )
 
 // MaintainOptions configure Maintain.

@@ -192,6 +192,18 @@ func Watch(ctx context.Context, o WatchOptions) (*WatchSummary, error) {
 	if len(tables) == 0 {
 		return nil, errors.New("watch: no table of the plan reads a files source")
 	}
+	// A watcher killed after a batch's commit left its exceptions pending,
+	// its run "running" (and, killed before, staged files): settled now,
+	// not only once a new file comes and a batch runs.
+	// Stopped meanwhile (SIGTERM at start): the final batch's run, if it
+	// has files, recovers instead.
+	rec, err := openRecovered(ctx, ws, p, "the watcher", o.Run.LockWait, NewRunID(time.Now()), o.Run.SinkOptions)
+	switch {
+	case err == nil:
+		rec.close(ctx)
+	case ctx.Err() == nil:
+		return nil, err
+	}
 	if err := loadSeen(ctx, ws, p, tables); err != nil {
 		return nil, err
 	}

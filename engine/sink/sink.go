@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -128,6 +129,16 @@ type Inventory interface {
 // has nothing to remove.
 type StagingRemover interface {
 	RemoveStaged(ctx context.Context, table, writeID string) (int, error)
+}
+
+// CommitLeftoverRemover is the optional capability of a sink whose commit
+// writes metadata files it cannot name with the write id (iceberg-go draws
+// its own commit UUID): RemoveUncommitted removes the files of the table's
+// metadata a commit begun at or after since wrote and never made current,
+// and returns how many it removed. The caller holds the workspace lock
+// the interrupted process held from since until it died.
+type CommitLeftoverRemover interface {
+	RemoveUncommitted(ctx context.Context, table string, since time.Time) (int, error)
 }
 
 // Historian lists the commits of the current snapshot's lineage, newest

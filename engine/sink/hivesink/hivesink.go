@@ -679,8 +679,15 @@ func (t *Table) recover(ctx context.Context) error {
 		case json.Unmarshal(b, &rec) != nil:
 			t.Recovered = append(t.Recovered, fmt.Sprintf("staging %s: damaged publish record; removed", id))
 		default:
-			if _, ok := findLoad(ms, rec.LoadID); ok {
-				t.Recovered = append(t.Recovered, fmt.Sprintf("load %s: committed; removed its staging folder", rec.LoadID))
+			if m, ok := findLoad(ms, rec.LoadID); ok {
+				n := 0
+				if m.Replace {
+					// Killed before the files it replaced were removed.
+					if n, err = t.removeSuperseded(ms, m); err != nil {
+						return err
+					}
+				}
+				t.Recovered = append(t.Recovered, fmt.Sprintf("load %s: committed; removed %d file(s) it replaced and its staging folder", rec.LoadID, n))
 				break
 			}
 			listed := map[string]bool{}
@@ -805,19 +812,51 @@ func (t *Table) Commit(ctx context.Context, s sink.Staged, p sink.CommitProps) (
 	faultpoint.Hit(FaultAfterManifest)
 	st.done = true
 	t.s.release(st.id)
-	_ = t.removeAll(stageDir)
-	_ = t.s.fs.Remove(t.root + "/_staging") // only when empty
 	if p.Replace {
 		// Readers through manifests see the new set already; tools that
 		// read partition folders (Athena) see it once the old files go.
-		old, _ := liveFiles(ms, 0)
-		for _, f := range old {
-			_ = t.s.fs.Remove(t.root + "/" + f.Path)
-		}
+		// Before the staging folder: while its publish record is there, a
+		// process killed here has its next open finish the removal.
+		_, _ = t.removeSuperseded(append(ms, m), m)
 	}
+	_ = t.removeAll(stageDir)
+	_ = t.s.fs.Remove(t.root + "/_staging") // only when empty
 	c := commitOf(m)
 	c.Attempts = 1
 	return c, nil
+}
+
+// removeSuperseded removes the files the commits before the replacing
+// commit m listed that no commit keeps live now (ms: every commit, m's
+// included); a file already gone is fine. It returns how many it removed.
+func (t *Table) removeSuperseded(ms []Manifest, m Manifest) (int, error) {
+	var before []Manifest
+	for _, x := range ms {
+		if x.Seq < m.Seq {
+			before = append(before, x)
+		}
+	}
+	live := map[string]bool{}
+	now, _ := liveFiles(ms, 0)
+	for _, f := range now {
+		live[f.Path] = true
+	}
+	old, _ := liveFiles(before, 0)
+	n := 0
+	var errs []error
+	for _, f := range old {
+		if live[f.Path] || !validRel(f.Path) {
+			continue
+		}
+		err := t.s.fs.Remove(t.root + "/" + f.Path)
+		switch {
+		case err == nil:
+			n++
+		case !errors.Is(err, fs.ErrNotExist):
+			errs = append(errs, err)
+		}
+	}
+	return n, errors.Join(errs...)
 }
 
 // unpublish removes files a failed commit already moved.

@@ -81,7 +81,7 @@ func Expire(ctx context.Context, tbl *table.Table, pol ExpirePolicy) (*table.Tab
 	cur := meta.CurrentSnapshot()
 	if cur == nil || len(snaps) <= 1 {
 		r.Kept = len(snaps)
-		return tbl, r, nil
+		return tbl, r, finishEarlierExpiry(ctx, tbl, pol, &r)
 	}
 	if pol.RetainLast < 1 {
 		pol.RetainLast = 1
@@ -126,7 +126,7 @@ func Expire(ctx context.Context, tbl *table.Table, pol ExpirePolicy) (*table.Tab
 	}
 	if len(going) == 0 {
 		r.Kept = len(snaps)
-		return tbl, r, nil
+		return tbl, r, finishEarlierExpiry(ctx, tbl, pol, &r)
 	}
 	if pol.DryRun {
 		r.Expired, r.Kept = len(going), len(snaps)-len(going)
@@ -165,7 +165,7 @@ func Expire(ctx context.Context, tbl *table.Table, pol ExpirePolicy) (*table.Tab
 	if err != nil {
 		return tbl, r, fmt.Errorf("expire snapshots: %w", err)
 	}
-	if err := removeExpiredFiles(ctx, tbl, after); err != nil {
+	if _, _, err := removeExpiredFiles(ctx, tbl, after); err != nil {
 		return after, r, fmt.Errorf("expire snapshots: committed; removing the files only the expired snapshots used: %w", err)
 	}
 	left := after.Metadata().Snapshots()
@@ -188,22 +188,92 @@ func Expire(ctx context.Context, tbl *table.Table, pol ExpirePolicy) (*table.Tab
 	return after, r, nil
 }
 
-// removeExpiredFiles removes what only the snapshots of pre that post no
+// FaultMidExpiredFiles kills the process after the first file of the
+// expired snapshots is removed, FaultAfterExpireCommit right after the
+// expiry committed, before any is (LIMA_FAULTPOINT, crash tests).
+const (
+	FaultAfterExpireCommit = "maintain-after-expire-commit"
+	FaultMidExpiredFiles   = "maintain-mid-expired-files"
+)
+
+// finishEarlierExpiry removes, when an expiry has nothing to expire, what
+// only the snapshots of an earlier one used that its process, killed, left
+// behind (see removeExpiredFiles).
+func finishEarlierExpiry(ctx context.Context, tbl *table.Table, pol ExpirePolicy, r *ExpireResult) error {
+	if pol.DryRun {
+		return nil
+	}
+	n, size, err := removeExpiredFiles(ctx, nil, tbl)
+	r.FilesRemoved += n
+	r.BytesRemoved += size
+	if err != nil {
+		return fmt.Errorf("finish an earlier expiry: remove the files only its snapshots used: %w", err)
+	}
+	return nil
+}
+
+// removeExpiredFiles removes what only snapshots the table's metadata no
 // longer has used: their manifest lists, the manifests no kept snapshot
 // lists, and the files of those manifests' entries that no kept manifest
-// lists as live. A file already gone is fine (an earlier expiry, or one
-// killed halfway, removed it), so the step can always be run again.
-func removeExpiredFiles(ctx context.Context, pre, post *table.Table) error {
-	fs, err := pre.FS(ctx)
+// lists as live.
+//
+// The snapshots that went are found in the table's earlier metadata
+// versions (the metadata log, pre's in-memory metadata too when given):
+// every snapshot one of them has and the current metadata has not was
+// removed by a committed expiry. What only such snapshots referenced was
+// committed by Lima, so no writer still in flight owns it, and nothing
+// current references it: it is removed whatever its age. So a maintain
+// killed between its expiry commit and the end of this cleanup leaves
+// nothing behind for long — the next maintain finishes the cleanup, though
+// those files are younger than the orphan window, which would keep them.
+//
+// Files go in the order data and delete files, manifests, manifest lists,
+// each group only once the one before is gone: a manifest list still there
+// means its snapshot's cleanup may be unfinished, one gone means it is
+// done. A file already gone is fine (an earlier expiry, or one killed
+// halfway, removed it), so the step can always be run again.
+func removeExpiredFiles(ctx context.Context, pre, post *table.Table) (removed int, bytes int64, err error) {
+	fs, err := post.FS(ctx)
 	if err != nil {
-		return err
+		return 0, 0, err
+	}
+	current := post.Metadata()
+	var goneSnaps []table.Snapshot
+	seenSnap := map[int64]bool{}
+	addGone := func(m table.Metadata) {
+		for _, s := range m.Snapshots() {
+			if seenSnap[s.SnapshotID] || current.SnapshotByID(s.SnapshotID) != nil {
+				continue
+			}
+			seenSnap[s.SnapshotID] = true
+			goneSnaps = append(goneSnaps, s)
+		}
+	}
+	if pre != nil {
+		addGone(pre.Metadata())
+	}
+	for e := range current.PreviousFiles() {
+		if pre != nil && e.MetadataFile == pre.MetadataLocation() {
+			continue
+		}
+		m, err := readMetadata(fs, e.MetadataFile)
+		if errors.Is(err, iofs.ErrNotExist) {
+			continue // removed by its owner's policy: nothing to learn from it
+		}
+		if err != nil {
+			return 0, 0, fmt.Errorf("read the earlier metadata %s: %w", e.MetadataFile, err)
+		}
+		addGone(m)
+	}
+	if len(goneSnaps) == 0 {
+		return 0, 0, nil
 	}
 	keptManifests := map[string]bool{}
 	var kept []iceberg.ManifestFile
-	for _, s := range post.Metadata().Snapshots() {
+	for _, s := range current.Snapshots() {
 		mans, err := s.Manifests(fs)
 		if err != nil {
-			return err
+			return 0, 0, err
 		}
 		for _, m := range mans {
 			if !keptManifests[m.FilePath()] {
@@ -212,54 +282,94 @@ func removeExpiredFiles(ctx context.Context, pre, post *table.Table) error {
 			}
 		}
 	}
-	gone := map[string]bool{}
+	var lists, manifests []string
+	files := map[string]int64{}
 	seen := map[string]bool{}
-	for _, s := range pre.Metadata().Snapshots() {
-		if post.Metadata().SnapshotByID(s.SnapshotID) != nil {
-			continue
-		}
-		gone[s.ManifestList] = true
+	for _, s := range goneSnaps {
 		mans, err := s.Manifests(fs)
+		if errors.Is(err, iofs.ErrNotExist) {
+			continue // its manifest list went last: its cleanup is done
+		}
 		if err != nil {
-			return err
+			return 0, 0, err
+		}
+		if s.ManifestList != "" {
+			lists = append(lists, s.ManifestList)
 		}
 		for _, m := range mans {
 			if keptManifests[m.FilePath()] || seen[m.FilePath()] {
 				continue
 			}
 			seen[m.FilePath()] = true
-			gone[m.FilePath()] = true
-			for e, err := range m.Entries(fs, false) {
-				if err != nil {
-					return err
+			var entries []iceberg.ManifestEntry
+			err := func() error {
+				for e, err := range m.Entries(fs, false) {
+					if err != nil {
+						return err
+					}
+					entries = append(entries, e)
 				}
-				gone[e.DataFile().FilePath()] = true
+				return nil
+			}()
+			if errors.Is(err, iofs.ErrNotExist) {
+				continue // removed by a cleanup killed halfway: its files went before it
+			}
+			if err != nil {
+				return 0, 0, err
+			}
+			manifests = append(manifests, m.FilePath())
+			for _, e := range entries {
+				files[e.DataFile().FilePath()] = e.DataFile().FileSizeBytes()
 			}
 		}
 	}
-	if len(gone) == 0 {
-		return nil
+	if len(lists) == 0 {
+		return 0, 0, nil
 	}
 	for _, m := range kept {
 		for e, err := range m.Entries(fs, false) {
 			if err != nil {
-				return err
+				return 0, 0, err
 			}
 			if e.Status() != iceberg.EntryStatusDELETED {
-				delete(gone, e.DataFile().FilePath())
+				delete(files, e.DataFile().FilePath())
 			}
 		}
 	}
-	for s := range post.Metadata().Statistics() {
-		delete(gone, s.StatisticsPath)
+	for s := range current.Statistics() {
+		delete(files, s.StatisticsPath)
 	}
-	var errs error
-	for _, f := range slices.Sorted(maps.Keys(gone)) {
-		if err := fs.Remove(f); err != nil && !errors.Is(err, iofs.ErrNotExist) {
-			errs = errors.Join(errs, err)
+	faultpoint.Hit(FaultAfterExpireCommit)
+	for _, group := range [][]string{slices.Sorted(maps.Keys(files)), manifests, lists} {
+		var errs error
+		for _, f := range group {
+			err := fs.Remove(f)
+			if errors.Is(err, iofs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				errs = errors.Join(errs, err)
+				continue
+			}
+			removed++
+			bytes += files[f]
+			faultpoint.Hit(FaultMidExpiredFiles)
+		}
+		if errs != nil {
+			return removed, bytes, errs // the next group waits: it is the evidence of this one
 		}
 	}
-	return errs
+	return removed, bytes, nil
+}
+
+// readMetadata reads a table metadata file.
+func readMetadata(fs icebergio.IO, loc string) (table.Metadata, error) {
+	f, err := fs.Open(loc)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return table.ParseMetadata(f)
 }
 
 // tableFiles lists the regular files below the table's location and their
@@ -349,24 +459,10 @@ func RemoveOrphans(ctx context.Context, tbl *table.Table, olderThan time.Duratio
 	// A second, independent reference check by base name: every file any
 	// manifest of any snapshot names (deleted entries too), every manifest
 	// and manifest list, every metadata file the log names.
-	refs, err := referencedNames(fs, tbl)
+	refs, err := allReferencedNames(fs, tbl)
 	if err != nil {
 		return r, fmt.Errorf("read the manifests: %w", err)
 	}
-	for _, s := range tbl.Metadata().Snapshots() {
-		refs[path.Base(s.ManifestList)] = true
-		mans, err := s.Manifests(fs)
-		if err != nil {
-			return r, err
-		}
-		for _, m := range mans {
-			refs[path.Base(m.FilePath())] = true
-		}
-	}
-	for e := range tbl.Metadata().PreviousFiles() {
-		refs[path.Base(e.MetadataFile)] = true
-	}
-	refs[path.Base(tbl.MetadataLocation())] = true
 
 	loc := strings.TrimSuffix(tbl.Location(), "/")
 	locPath := loc // the orphan planner may give local paths: the location's path, unescaped
@@ -419,6 +515,35 @@ func RemoveOrphans(ctx context.Context, tbl *table.Table, olderThan time.Duratio
 		faultpoint.Hit(FaultMidOrphans)
 	}
 	return r, nil
+}
+
+// allReferencedNames are the base names of every file the table's current
+// metadata references: the data and delete files of every manifest entry
+// of every snapshot (deleted ones too), the manifests and manifest lists,
+// the metadata file and those its log names, the statistics files.
+func allReferencedNames(fs icebergio.IO, tbl *table.Table) (map[string]bool, error) {
+	refs, err := referencedNames(fs, tbl)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range tbl.Metadata().Snapshots() {
+		refs[path.Base(s.ManifestList)] = true
+		mans, err := s.Manifests(fs)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range mans {
+			refs[path.Base(m.FilePath())] = true
+		}
+	}
+	for e := range tbl.Metadata().PreviousFiles() {
+		refs[path.Base(e.MetadataFile)] = true
+	}
+	for st := range tbl.Metadata().Statistics() {
+		refs[path.Base(st.StatisticsPath)] = true
+	}
+	refs[path.Base(tbl.MetadataLocation())] = true
+	return refs, nil
 }
 
 // FaultMidOrphans kills the process after the first orphan is removed

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go/catalog"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -104,6 +105,77 @@ func (s *Sink) RemoveStaged(ctx context.Context, tableName, writeID string) (int
 	for _, p := range candidates {
 		if referenced[path.Base(p)] {
 			continue // committed: the process died after its commit
+		}
+		if err := fs.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+var _ sink.CommitLeftoverRemover = (*Sink)(nil)
+
+// RemoveUncommitted removes the files of table's metadata/ folder that a
+// commit of a process killed mid-commit wrote and never made current: the
+// manifests, manifest list and metadata file iceberg-go writes before the
+// catalog takes the new metadata, named with its own commit UUID, not the
+// write id. A file goes only when it is a regular file named as iceberg-go
+// names them, the current metadata references it nowhere (snapshots,
+// manifests, metadata log), and it was written at or after since, when the
+// interrupted staging began: from then until it died that process held
+// the workspace lock, which the caller holds now, so no other writer of
+// this workspace's lake wrote there meanwhile.
+func (s *Sink) RemoveUncommitted(ctx context.Context, tableName string, since time.Time) (int, error) {
+	tbl, err := s.cat.LoadTable(ctx, catalog.ToIdentifier(strings.Split(tableName, ".")...))
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return 0, err
+	}
+	walker, ok := fs.(icebergio.ListableIO)
+	if !ok {
+		return 0, fmt.Errorf("icesink: the file system of %s cannot list its files (%T)", tableName, fs)
+	}
+	since = since.Add(-2 * time.Second) // file times are coarser than the state store's
+	var candidates []string
+	root := strings.TrimSuffix(tbl.Location(), "/") + "/metadata"
+	err = walker.WalkDir(root, func(p string, d iofs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, iofs.ErrNotExist) {
+				return iofs.SkipAll
+			}
+			return err
+		}
+		if !isFile(d) || !named("metadata/"+path.Base(p)) {
+			return nil
+		}
+		if info, err := d.Info(); err == nil && !info.ModTime().Before(since) {
+			candidates = append(candidates, p)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return 0, fmt.Errorf("list the metadata files of %s: %w", tableName, err)
+	}
+	if len(candidates) == 0 {
+		return 0, nil
+	}
+	refs, err := allReferencedNames(fs, tbl)
+	if err != nil {
+		return 0, fmt.Errorf("read the manifests of %s: %w", tableName, err)
+	}
+	n := 0
+	var errs []error
+	for _, p := range candidates {
+		if refs[path.Base(p)] {
+			continue
 		}
 		if err := fs.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
