@@ -259,11 +259,17 @@ screen = sys.argv[2]
 def n(s): return int(s.replace(",", ""))
 bad = 0
 for t in rep["tables"]:
-    # A narrow window cuts long names with "…".
-    m = re.search(r"\s" + re.escape(t["name"][:15]) + r"\S*\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+✓ yes", screen)
+    # A narrow window cuts long names with "…": the row is the one whose
+    # name, as shown, is the table's or a cut of it.
+    m = None
+    for c in re.finditer(r"\s(\S+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+✓ yes", screen):
+        shown = c.group(1)
+        if shown == t["name"] or (shown.endswith("…") and len(shown) > 3 and t["name"].startswith(shown[:-1])):
+            m = c
+            break
     if not m:
         print("no row for", t["name"]); bad += 1; continue
-    read, loaded, held, skip = map(n, m.groups())
+    read, loaded, held, skip = map(n, m.groups()[1:])
     want = (t["rows_read"], t["rows_loaded"], t["rows_quarantined"], t["rows_skipped"])
     if (read, loaded, held, skip) != want:
         print(t["name"], "screen", (read, loaded, held, skip), "report", want); bad += 1

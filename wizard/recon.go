@@ -223,15 +223,10 @@ func (s *reconScreen) renderList() string {
 			totals = "–"
 		}
 		// The count report.md gives (reports.ChecksLine): every check.
-		pass, warn, fail, all := reports.CheckCounts(tr.Checks)
+		pass, _, fail, all := reports.CheckCounts(tr.Checks)
 		checks := fmt.Sprintf("%s %d/%d", gateGlyph(t, tr.Reconciliation), pass, all)
-		switch {
-		case fail > 0 && warn > 0:
-			checks += fmt.Sprintf(" (%d failed, %d warn)", fail, warn)
-		case fail > 0:
+		if fail > 0 { // warnings are in the count, named on the table's screen
 			checks += fmt.Sprintf(" (%d failed)", fail)
-		case warn > 0:
-			checks += fmt.Sprintf(" (%d warn)", warn)
 		}
 		rw := reconRow{ui.Count(tr.RowsRead), ui.Count(tr.RowsLoaded), ui.Count(tr.RowsQuarantined), ui.Count(tr.RowsSkipped), bal, totals, checks}
 		rowsOf[i] = rw
