@@ -58,61 +58,9 @@ func (s *Sink) RemoveStaged(ctx context.Context, tableName, writeID string) (int
 	if len(writeID) < 32 { // a UUID: never a short text every name contains
 		return 0, fmt.Errorf("icesink: %q is not a write id", writeID)
 	}
-	tbl, err := s.cat.LoadTable(ctx, catalog.ToIdentifier(strings.Split(tableName, ".")...))
-	if errors.Is(err, catalog.ErrNoSuchTable) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		return 0, err
-	}
-	walker, ok := fs.(icebergio.ListableIO)
-	if !ok {
-		return 0, fmt.Errorf("icesink: the file system of %s cannot list its files (%T)", tableName, fs)
-	}
-	var candidates []string
-	root := strings.TrimSuffix(tbl.Location(), "/") + "/data"
-	err = walker.WalkDir(root, func(p string, d iofs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, iofs.ErrNotExist) {
-				return iofs.SkipAll
-			}
-			return err
-		}
-		if !isFile(d) { // folders, symbolic links, devices, pipes
-			return nil
-		}
-		if strings.Contains(path.Base(p), writeID) {
-			candidates = append(candidates, p)
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return 0, fmt.Errorf("list the data files of %s: %w", tableName, err)
-	}
-	if len(candidates) == 0 {
-		return 0, nil
-	}
-	referenced, err := referencedNames(fs, tbl)
-	if err != nil {
-		return 0, fmt.Errorf("read the manifests of %s: %w", tableName, err)
-	}
-	n := 0
-	var errs []error
-	for _, p := range candidates {
-		if referenced[path.Base(p)] {
-			continue // committed: the process died after its commit
-		}
-		if err := fs.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, err)
-			continue
-		}
-		n++
-	}
-	return n, errors.Join(errs...)
+	return s.removeUnreferenced(ctx, tableName, "data", func(p string, _ iofs.DirEntry) bool {
+		return strings.Contains(path.Base(p), writeID)
+	}, referencedNames)
 }
 
 var _ sink.CommitLeftoverRemover = (*Sink)(nil)
@@ -128,6 +76,23 @@ var _ sink.CommitLeftoverRemover = (*Sink)(nil)
 // the workspace lock, which the caller holds now, so no other writer of
 // this workspace's lake wrote there meanwhile.
 func (s *Sink) RemoveUncommitted(ctx context.Context, tableName string, since time.Time) (int, error) {
+	since = since.Add(-2 * time.Second) // file times are coarser than the state store's
+	return s.removeUnreferenced(ctx, tableName, "metadata", func(p string, d iofs.DirEntry) bool {
+		if !named("metadata/" + path.Base(p)) {
+			return false
+		}
+		info, err := d.Info()
+		return err == nil && !info.ModTime().Before(since)
+	}, allReferencedNames)
+}
+
+// removeUnreferenced removes the files below the table's folder sub
+// (data, metadata) that pick chooses and refsOf does not name (by base
+// name; refsOf is read only when there are candidates). Only files count:
+// folders, links, devices and pipes are never picked. A missing table or
+// folder removes nothing.
+func (s *Sink) removeUnreferenced(ctx context.Context, tableName, sub string, pick func(string, iofs.DirEntry) bool,
+	refsOf func(icebergio.IO, *table.Table) (map[string]bool, error)) (int, error) {
 	tbl, err := s.cat.LoadTable(ctx, catalog.ToIdentifier(strings.Split(tableName, ".")...))
 	if errors.Is(err, catalog.ErrNoSuchTable) {
 		return 0, nil
@@ -143,9 +108,8 @@ func (s *Sink) RemoveUncommitted(ctx context.Context, tableName string, since ti
 	if !ok {
 		return 0, fmt.Errorf("icesink: the file system of %s cannot list its files (%T)", tableName, fs)
 	}
-	since = since.Add(-2 * time.Second) // file times are coarser than the state store's
 	var candidates []string
-	root := strings.TrimSuffix(tbl.Location(), "/") + "/metadata"
+	root := strings.TrimSuffix(tbl.Location(), "/") + "/" + sub
 	err = walker.WalkDir(root, func(p string, d iofs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, iofs.ErrNotExist) {
@@ -153,21 +117,18 @@ func (s *Sink) RemoveUncommitted(ctx context.Context, tableName string, since ti
 			}
 			return err
 		}
-		if !isFile(d) || !named("metadata/"+path.Base(p)) {
-			return nil
-		}
-		if info, err := d.Info(); err == nil && !info.ModTime().Before(since) {
+		if isFile(d) && pick(p, d) {
 			candidates = append(candidates, p)
 		}
 		return nil
 	})
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return 0, fmt.Errorf("list the metadata files of %s: %w", tableName, err)
+		return 0, fmt.Errorf("list the %s files of %s: %w", sub, tableName, err)
 	}
 	if len(candidates) == 0 {
 		return 0, nil
 	}
-	refs, err := allReferencedNames(fs, tbl)
+	refs, err := refsOf(fs, tbl)
 	if err != nil {
 		return 0, fmt.Errorf("read the manifests of %s: %w", tableName, err)
 	}
@@ -175,7 +136,7 @@ func (s *Sink) RemoveUncommitted(ctx context.Context, tableName string, since ti
 	var errs []error
 	for _, p := range candidates {
 		if refs[path.Base(p)] {
-			continue
+			continue // committed: the process died after its commit
 		}
 		if err := fs.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
