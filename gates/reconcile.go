@@ -290,18 +290,7 @@ func Reconcile(ctx context.Context, sc sink.Scanner, e Expectation, opts ...Opti
 				fmt.Sprintf("source %s … %s; lake %s … %s", e.Min[c], e.Max[c], lmin, lmax), "dates outside the loaded range are in the table")
 		}
 	}
-	matched := 0
-	for _, s := range e.Samples {
-		p := SamplePair{Locator: s.Loc.String(), Source: s.Values, Raw: s.Raw}
-		if lv, ok := lk.found[sampleKey(e, s)]; ok {
-			p.Lake = lv
-			p.Match = mapsEqual(s.Values, lv)
-		}
-		if p.Match {
-			matched++
-		}
-		r.Samples = append(r.Samples, p)
-	}
+	matched := lk.pairSamples(e, r)
 	if len(e.Samples) > 0 {
 		add("sample rows side by side", matched == len(e.Samples), fmt.Sprintf("%d of %d sampled source rows found identical in the lake", matched, len(e.Samples)),
 			"open the sample pairs to see which value differs")
@@ -467,6 +456,25 @@ func formatScaled(v *big.Int, scale int) string {
 type lakeSum struct {
 	exact big.Int
 	f     float64
+}
+
+// pairSamples sets each sampled source row beside the lake row found for
+// it in r.Samples (the text as read kept beside) and counts the identical
+// ones.
+func (lk *lakeStats) pairSamples(e Expectation, r *Reconciliation) int {
+	matched := 0
+	for _, s := range e.Samples {
+		p := SamplePair{Locator: s.Loc.String(), Source: s.Values, Raw: s.Raw}
+		if lv, ok := lk.found[sampleKey(e, s)]; ok {
+			p.Lake = lv
+			p.Match = mapsEqual(s.Values, lv)
+		}
+		if p.Match {
+			matched++
+		}
+		r.Samples = append(r.Samples, p)
+	}
+	return matched
 }
 
 type lakeStats struct {

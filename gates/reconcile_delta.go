@@ -272,18 +272,7 @@ func reconcileDelta(ctx context.Context, sc sink.Scanner, e Expectation, types [
 			len(removed), removedTwice, updatedSeen, e.Delta.Updated, deletedOnly, e.Delta.Deleted),
 		"the commit removed rows of keys this load did not change: inspect the table history")
 
-	matched := 0
-	for _, s := range e.Samples {
-		p := SamplePair{Locator: s.Loc.String(), Source: s.Values}
-		if lv, ok := lk.found[sampleKey(e, s)]; ok {
-			p.Lake = lv
-			p.Match = mapsEqual(s.Values, lv)
-		}
-		if p.Match {
-			matched++
-		}
-		r.Samples = append(r.Samples, p)
-	}
+	matched := lk.pairSamples(e, r)
 	if len(e.Samples) > 0 {
 		add("sample rows side by side", matched == len(e.Samples), fmt.Sprintf("%d of %d sampled source rows found identical among the rows added", matched, len(e.Samples)),
 			"open the sample pairs to see which value differs")
