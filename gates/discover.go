@@ -154,7 +154,7 @@ type candidate struct {
 }
 
 // dataExts are the file extensions discovery proposes tables for.
-var dataExts = map[string]bool{".csv": true, ".tsv": true, ".ndjson": true, ".jsonl": true, ".json": true, ".parquet": true, ".xlsx": true, ".xlsm": true}
+var dataExts = map[string]bool{".csv": true, ".tsv": true, ".ndjson": true, ".jsonl": true, ".json": true, ".parquet": true, ".avro": true, ".xlsx": true, ".xlsm": true}
 
 // suffixRE splits a file stem into a base and a period or sequence suffix:
 // inspections_2026-01, shipments_2026Q1, sales-20260105, part_3.
@@ -246,7 +246,7 @@ func discover(ctx context.Context, src source.Source, sname string) ([]candidate
 	}
 	if len(skipped) > 0 {
 		findings = append(findings, Finding{Name: "source " + sname + ": files left out", Status: Warn,
-			Detail: fmt.Sprintf("%d file(s) of no data format Lima reads (csv, tsv, ndjson, json, parquet, xlsx): %s", len(skipped), listFirst(skipped, 5)),
+			Detail: fmt.Sprintf("%d file(s) of no data format Lima reads (csv, tsv, ndjson, json, parquet, avro, xlsx): %s", len(skipped), listFirst(skipped, 5)),
 			Fix:    "if one of them holds data, add a table for it by hand with source.format set"})
 	}
 	all := make([]string, 0, len(units))
@@ -255,7 +255,7 @@ func discover(ctx context.Context, src source.Source, sname string) ([]candidate
 	}
 	if len(order) == 0 {
 		findings = append(findings, Finding{Name: "source " + sname + ": no data files", Status: Warn,
-			Detail: fmt.Sprintf("%s listed, none of a data format Lima reads (csv, tsv, ndjson, json, parquet, xlsx)", countNoun(len(units), "file", "files")),
+			Detail: fmt.Sprintf("%s listed, none of a data format Lima reads (csv, tsv, ndjson, json, parquet, avro, xlsx)", countNoun(len(units), "file", "files")),
 			Fix:    "check the source path, or add tables by hand"})
 	}
 	var out []candidate

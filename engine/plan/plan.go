@@ -174,7 +174,7 @@ type TableSource struct {
 	// to: a run that includes the table is refused outside it unless
 	// forced (schedule.window still bounds the whole run).
 	Window string `yaml:"window,omitempty"`
-	// Format: csv, ndjson or parquet; default from the file extension.
+	// Format: csv, tsv, ndjson, parquet, avro or xlsx; default from the file extension.
 	Format string `yaml:"format,omitempty"`
 	CSV    CSV    `yaml:"csv,omitempty"`
 	// Encoding pins the text encoding of this table's files, overriding

@@ -347,8 +347,8 @@ func (v *validator) tableSource(sp string, ts *TableSource) {
 			}
 		}
 	}
-	v.enum(sp+".format", ts.Format, "format", []string{"csv", "ndjson", "json", "parquet", "xlsx"},
-		"use csv, ndjson, json, parquet or xlsx, or leave it empty to go by the file extension")
+	v.enum(sp+".format", ts.Format, "format", []string{"csv", "tsv", "ndjson", "json", "parquet", "avro", "xlsx"},
+		"use csv, tsv, ndjson, json, parquet, avro or xlsx, or leave it empty to go by the file extension")
 	csv := ts.CSV
 	if csv != (CSV{}) && ts.Format != "" && ts.Format != "csv" {
 		v.add(sp+".csv", "csv options apply only to format csv (format is %s)", ts.Format)

@@ -188,7 +188,7 @@ func TestValidate(t *testing.T) {
 				`tables.sites.source.files[3]: empty glob; write a pattern relative to the source path, e.g. "orders/*.csv"`,
 			}},
 		{"format unknown", func(p *Plan) { p.Tables["sites"].Source.Format = "txt" },
-			[]string{`tables.sites.source.format: "txt" is not a format; use csv, ndjson, json, parquet or xlsx, or leave it empty to go by the file extension`}},
+			[]string{`tables.sites.source.format: "txt" is not a format; use csv, tsv, ndjson, json, parquet, avro or xlsx, or leave it empty to go by the file extension`}},
 		{"csv delimiter two characters", func(p *Plan) { p.Tables["inspections"].Source.CSV.Delimiter = ";;" },
 			[]string{`tables.inspections.source.csv.delimiter: ";;" must be a single character (e.g. ",", ";", "|" or "\t" for tab), not a quote or line break`}},
 		{"csv quote is delimiter", func(p *Plan) { p.Tables["inspections"].Source.CSV.Quote = ";" },

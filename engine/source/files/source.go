@@ -1,5 +1,5 @@
 // Package files is the source.Source for files in a local folder: CSV/TSV,
-// NDJSON and Parquet.
+// NDJSON, Parquet, Avro and xlsx.
 //
 // Listing walks the folder through an os.Root, so neither a glob, a unit
 // name nor a symbolic link can reach outside of it. A symbolic link that
@@ -466,7 +466,7 @@ func relPath(abs string, u source.Unit) (string, error) {
 
 // Open opens the unit with the reader chosen by opts.Format or, when empty,
 // by the extension: .csv .tsv .txt → csv, .ndjson .jsonl .json → ndjson,
-// .parquet → parquet, .xlsx .xlsm → xlsx (a unit "book.xlsx#Sheet" reads
+// .parquet → parquet, .avro → avro, .xlsx .xlsm → xlsx (a unit "book.xlsx#Sheet" reads
 // that sheet; see SheetUnit). An unknown format, a missing or unreadable file, or
 // content that is not of the format is an error wrapping
 // source.ErrUnreadable (an *UnreadableError). The reader checks ctx every
@@ -523,6 +523,8 @@ func (s *Source) Open(ctx context.Context, u source.Unit, opts source.Options) (
 		rr, err = newNDJSONReader(ctx, f, name, opts, ndjsonDefaults)
 	case "parquet":
 		rr, err = newParquetReader(ctx, f, name)
+	case "avro":
+		rr, err = newAvroReader(ctx, f, name, opts)
 	case "xlsx":
 		rr, err = newXLSXReader(ctx, f, name, sheet, opts)
 	}
@@ -535,13 +537,13 @@ func (s *Source) Open(ctx context.Context, u source.Unit, opts source.Options) (
 
 func pickFormat(format, name string) (string, error) {
 	switch f := strings.ToLower(strings.TrimSpace(format)); f {
-	case "csv", "tsv", "ndjson", "parquet", "xlsx":
+	case "csv", "tsv", "ndjson", "parquet", "avro", "xlsx":
 		return f, nil
 	case "jsonl", "json":
 		return "ndjson", nil
 	case "":
 	default:
-		return "", fmt.Errorf("unknown format %q (want csv, tsv, ndjson or parquet)", format)
+		return "", fmt.Errorf("unknown format %q (want csv, tsv, ndjson, parquet, avro or xlsx)", format)
 	}
 	switch ext := strings.ToLower(filepath.Ext(name)); ext {
 	case ".csv", ".txt":
@@ -552,12 +554,14 @@ func pickFormat(format, name string) (string, error) {
 		return "ndjson", nil
 	case ".parquet":
 		return "parquet", nil
+	case ".avro":
+		return "avro", nil
 	case ".xlsx", ".xlsm":
 		return "xlsx", nil
 	case "":
-		return "", errors.New("no file extension to tell the format: set the format to csv, ndjson or parquet")
+		return "", errors.New("no file extension to tell the format: set the format to csv, ndjson, parquet or avro")
 	default:
-		return "", fmt.Errorf("unknown file type %q: set the format to csv, ndjson or parquet", ext)
+		return "", fmt.Errorf("unknown file type %q: set the format to csv, ndjson, parquet or avro", ext)
 	}
 }
 

@@ -40,10 +40,14 @@ func SplitSheet(p string) (file, sheet string) { return splitSheet(p) }
 func Format(format, name string) (string, error) { return pickFormat(format, name) }
 
 // NeedsFile reports whether the format is read with random access (Parquet,
-// xlsx) and so needs a file rather than a stream.
-func NeedsFile(format string) bool { return format == "parquet" || format == "xlsx" }
+// xlsx) and so needs a file rather than a stream. Avro streams, but its
+// framing is checked to the end first when it is a file (a file cut short is
+// held whole, none of its rows loaded), so an object is spooled too.
+func NeedsFile(format string) bool {
+	return format == "parquet" || format == "xlsx" || format == "avro"
+}
 
-// OpenStream reads a csv, tsv or ndjson unit named name from r; the reader
+// OpenStream reads a csv, tsv, ndjson or avro unit named name from r; the reader
 // closes r when r is an io.Closer.
 func OpenStream(ctx context.Context, r io.Reader, name, format string, opts source.Options) (source.RowReader, error) {
 	switch format {
@@ -56,6 +60,8 @@ func OpenStream(ctx context.Context, r io.Reader, name, format string, opts sour
 		return newCSVReader(ctx, r, name, opts, csvDefaults)
 	case "ndjson":
 		return newNDJSONReader(ctx, r, name, opts, ndjsonDefaults)
+	case "avro":
+		return newAvroReader(ctx, r, name, opts)
 	}
 	return nil, unreadable(name, "format "+format+" cannot be streamed; read it from a file", nil)
 }
@@ -68,6 +74,8 @@ func OpenFile(ctx context.Context, f *os.File, name, sheet, format string, opts 
 		return newParquetReader(ctx, f, name)
 	case "xlsx":
 		return newXLSXReader(ctx, f, name, sheet, opts)
+	case "avro":
+		return newAvroReader(ctx, f, name, opts)
 	}
 	return OpenStream(ctx, f, name, format, opts)
 }

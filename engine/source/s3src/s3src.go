@@ -5,7 +5,8 @@
 // Keys are listed once per List; names are the keys relative to the prefix
 // in Unicode NFC (macOS uploads often carry NFD keys), the original key is
 // kept in Unit.OriginalName and used to read. CSV and NDJSON objects are
-// streamed from one GET; Parquet and xlsx need random access, so they are
+// streamed from one GET; Parquet and xlsx need random access and an Avro
+// file's framing is checked to its end before its rows are read, so they are
 // spooled to a 0600 temporary file in a 0700 folder that is removed when
 // the reader closes. A unit carries the object's ETag: the load id
 // fingerprints objects by key, size and ETag.
@@ -31,7 +32,7 @@ import (
 type Source struct {
 	Root   s3x.URI
 	client *s3x.Client
-	// TempDir is where Parquet and xlsx objects are spooled (default
+	// TempDir is where Parquet, Avro and xlsx objects are spooled (default
 	// os.TempDir()).
 	TempDir string
 }
