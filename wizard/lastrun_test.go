@@ -2,6 +2,7 @@ package wizard
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -9,6 +10,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/lima-lake/lima/engine/ledger"
+	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/flow"
 )
 
@@ -77,4 +80,24 @@ func TestStartOpensTheLastRunWithoutRunning(t *testing.T) {
 	if n := countRuns(); n != runs {
 		t.Errorf("opening the last run made %d runs, want %d (nothing runs again)", n, runs)
 	}
+}
+
+// A ledger that cannot open is said on the key line; `e` does not just do
+// nothing.
+func TestLedgerOpenErrorIsShown(t *testing.T) {
+	_, pp := demoHarness(t, Deps{})
+	ws := flow.Workspace{Dir: filepath.Dir(pp)}
+	p, err := flow.LoadPlan(pp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := flow.Run(context.Background(), flow.RunOptions{Workspace: ws, Plan: p, Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, filepath.Dir(pp), Deps{OpenLedger: func(context.Context, flow.Workspace, *plan.Plan) (ledger.Store, error) {
+		return nil, errors.New("state store is locked by pid 4242")
+	}})
+	h.contains("e exception queue")
+	h.key("e")
+	h.contains("the exception queue cannot open: state store is locked by pid 4242")
 }

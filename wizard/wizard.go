@@ -358,6 +358,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	case ledgerMsg:
 		if msg.err != nil {
+			// Said on the key line, not dropped: the queue cannot open.
+			m.excPending = nil
+			m.refused = "the exception queue cannot open: " + msg.err.Error()
 			return m, nil
 		}
 		if m.store != nil {
