@@ -117,6 +117,9 @@ type WatchOptions struct {
 	OnCompact func([]CompactResult)
 	// OnError is called when a poll or a batch fails; the watcher goes on.
 	OnError func(error)
+	// OnNotice is called with what the watcher did before its first poll:
+	// an interrupted run it recorded, staged files it removed.
+	OnNotice func(string)
 }
 
 // WatchSummary is what a watch did.
@@ -200,6 +203,11 @@ func Watch(ctx context.Context, o WatchOptions) (*WatchSummary, error) {
 	rec, err := openRecovered(ctx, ws, p, "the watcher", o.Run.LockWait, NewRunID(time.Now()), o.Run.SinkOptions)
 	switch {
 	case err == nil:
+		if o.OnNotice != nil {
+			for _, n := range rec.recovered() {
+				o.OnNotice(n)
+			}
+		}
 		rec.close(ctx)
 	case ctx.Err() == nil:
 		return nil, err

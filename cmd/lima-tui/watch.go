@@ -104,7 +104,8 @@ func runWatch(ctx context.Context, planPath string, tables []string, full, jsonO
 				fmt.Fprintf(stderr, "  compacted %s: %d → %d data files\n", ui.Sanitize(r.Table), r.FilesBefore, r.FilesAfter)
 			}
 		},
-		OnError: func(err error) { fmt.Fprintf(stderr, "lima: watch: %s\n", ui.Sanitize(err.Error())) },
+		OnError:  func(err error) { fmt.Fprintf(stderr, "lima: watch: %s\n", ui.Sanitize(err.Error())) },
+		OnNotice: func(n string) { fmt.Fprintf(stderr, "lima: watch: %s\n", ui.Sanitize(n)) },
 	})
 	if err != nil {
 		return fail(stderr, err)
