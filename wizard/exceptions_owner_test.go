@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/lima-lake/lima/engine/ledger"
 )
 
@@ -252,5 +254,40 @@ func TestBrowserReplayActsOnMarkedRows(t *testing.T) {
 	h.key("esc", "R", "y")
 	if len(calls) != 2 || calls[1].ids != nil || calls[1].table != "" {
 		t.Fatalf("replay without marks: %+v", calls)
+	}
+}
+
+// TestBrowserOwnerPickerScrollsToTheHighlight: more owners than the
+// picker has lines (80×24 shows 16): ↓ to the last keeps it on screen, and
+// enter filters by it.
+func TestBrowserOwnerPickerScrollsToTheHighlight(t *testing.T) {
+	st := seedLedger(t, 40)
+	ctx := context.Background()
+	var names []string
+	for i := 1; i <= 40; i++ {
+		name := fmt.Sprintf("Owner %02d (team)", i)
+		names = append(names, name)
+		if err := st.Assign(ctx, []int64{int64(i)}, name, "ops"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := newBrowserHarness(t, st, ExceptionsOptions{})
+	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
+	h.key("o")
+	h.contains("> Owner 01 (team)")
+	for range 39 {
+		h.key("down")
+	}
+	s := h.screen()
+	if !strings.Contains(s, "> Owner 40 (team)") || strings.Contains(s, "Owner 01 (team)") {
+		t.Fatalf("after 39 downs the last owner is not shown highlighted (or the first still is):\n%s", s)
+	}
+	if n := strings.Count(s, "\n"); n != 24 {
+		t.Errorf("the picker draws %d lines at 80x24", n)
+	}
+	h.key("down", "enter")
+	h.contains("matching owner=Owner 40 (team): 1 · row 1")
+	if e, ok := h.b.row(0); !ok || e.ID != 40 {
+		t.Errorf("row 0 = %+v %v, want #40", e, ok)
 	}
 }
