@@ -258,7 +258,7 @@ func TestBrowserReplayActsOnMarkedRows(t *testing.T) {
 }
 
 // TestBrowserOwnerPickerScrollsToTheHighlight: more owners than the
-// picker has lines (80×24 shows 16): ↓ to the last keeps it on screen, and
+// picker has lines at 80×24: ↓ to the last keeps it on screen, and
 // enter filters by it.
 func TestBrowserOwnerPickerScrollsToTheHighlight(t *testing.T) {
 	st := seedLedger(t, 40)
