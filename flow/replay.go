@@ -16,7 +16,9 @@ type ReplayOptions struct {
 	Workspace Workspace
 	Plan      *plan.Plan
 	Table     string
-	By        string
+	// IDs, when given, replay only these fixed exceptions (run.ReplayOptions.IDs).
+	IDs []int64
+	By  string
 }
 
 // Replay commits the fixed exceptions that now pass, proves them with gate
@@ -28,7 +30,7 @@ func Replay(ctx context.Context, o ReplayOptions) (*Outcome, error) {
 	}
 	defer sess.close(ctx)
 	sk, st, runID, started := sess.sink, sess.store, sess.runID, sess.started
-	trs, err := run.Replay(ctx, run.ReplayOptions{Workspace: o.Workspace.Dir, Plan: o.Plan, Sink: sk, Store: st, Table: o.Table, RunID: runID, By: o.By})
+	trs, err := run.Replay(ctx, run.ReplayOptions{Workspace: o.Workspace.Dir, Plan: o.Plan, Sink: sk, Store: st, Table: o.Table, IDs: o.IDs, RunID: runID, By: o.By})
 	if err != nil {
 		return nil, err // sess.close records the run as failed or interrupted
 	}

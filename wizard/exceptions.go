@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/lima-lake/lima/engine/ledger"
+	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/ui"
 )
 
@@ -26,9 +27,14 @@ type ExceptionsOptions struct {
 	Filter ledger.Filter
 	// By is recorded in the history of every action.
 	By string
-	// Replay replays the fixed rows of table ("" for every table) and
+	// Replay replays the fixed rows of table ("" for every table), or
+	// only the fixed exceptions ids when given (the marked rows), and
 	// returns what to show (the report path); nil disables R.
-	Replay func(ctx context.Context, table string) (string, error)
+	Replay func(ctx context.Context, table string, ids []int64) (string, error)
+	// PlanOwners are the owners the plan names (its routing), offered by
+	// the owner picker with the ledger's owners; it is called in a
+	// command, never in Update (nil: the ledger's owners only).
+	PlanOwners func() ([]string, error)
 	// Now is the clock of "overdue" (default time.Now).
 	Now func() time.Time
 	// Location shows deadlines (default time.Local).
@@ -84,9 +90,23 @@ type Browser struct {
 	msgOK bool
 	err   string
 
-	// marked are the exceptions space marked: assign and waive act on
-	// all of them (on the focused one when none is marked).
+	// marked are the exceptions space marked: assign, waive and replay
+	// act on all of them (on the focused one, or the table, when none is
+	// marked).
 	marked map[int64]bool
+
+	// The owner picker (o, and under the assign field): the known owners
+	// (nil while they are read) and the highlighted match (-1: the name
+	// typed, assign only).
+	owners    []ownerCount
+	ownersErr string
+	pick      int
+}
+
+// ownerCount is a known owner and how many open exceptions it has.
+type ownerCount struct {
+	name string
+	open int64
 }
 
 type browserMode int
@@ -98,6 +118,8 @@ const (
 	modeEdit
 	modeWaive
 	modeConfirm
+	// modeOwner: the owner picker of the filter (o).
+	modeOwner
 )
 
 // maxPages is how many pages the browser keeps in memory.
@@ -134,6 +156,11 @@ type (
 	bFilterMsg struct {
 		f   ledger.Filter
 		err error
+	}
+	// bOwnersMsg are the known owners for the picker.
+	bOwnersMsg struct {
+		owners []ownerCount
+		err    error
 	}
 )
 
@@ -348,6 +375,16 @@ func (b *Browser) Update(msg tea.Msg) tea.Cmd {
 		b.filter = msg.f
 		b.resetList()
 		return b.reload()
+	case bOwnersMsg:
+		if msg.err != nil {
+			b.ownersErr = msg.err.Error()
+		}
+		b.owners = msg.owners
+		if b.owners == nil {
+			b.owners = []ownerCount{}
+		}
+		b.pickFirst()
+		return nil
 	case bCountMsg:
 		if msg.gen != b.gen {
 			return nil
@@ -425,6 +462,20 @@ func (b *Browser) Keys() []ui.Binding {
 			b.mode, b.pending, b.confirm, b.msg, b.msgOK = modeList, nil, "", "cancelled: nothing was changed", false
 			return nil
 		}), quit}
+	case b.mode == modeOwner || b.mode == modeAssign:
+		enter := "filter by owner"
+		if b.mode == modeAssign {
+			enter = "assign"
+		}
+		return []ui.Binding{nb("↑/↓", "choose", "up", "down").Do(func(msg tea.KeyPressMsg) tea.Cmd {
+			if msg.String() == "up" {
+				b.movePick(-1)
+			} else {
+				b.movePick(1)
+			}
+			return nil
+		}), nb("enter", enter, "enter").Act(b.choose),
+			nb("esc", "cancel", "esc").Act(func() tea.Cmd { b.mode, b.input = modeList, nil; return nil }), quit}
 	case b.typing():
 		return []ui.Binding{nb("enter", "apply", "enter").Act(func() tea.Cmd { return b.submit(strings.TrimSpace(string(b.input))) }),
 			nb("esc", "cancel", "esc").Act(func() tea.Cmd { b.mode, b.input = modeList, nil; return nil }), quit}
@@ -472,6 +523,9 @@ func (b *Browser) promptFor(mode browserMode, format string) func() tea.Cmd {
 		}
 		b.input = nil
 		b.mode, b.prompt = mode, fmt.Sprintf(format, b.targetsName())
+		if mode == modeAssign {
+			return b.openPicker()
+		}
 		return nil
 	}
 }
@@ -512,26 +566,190 @@ func (b *Browser) toggleMark() tea.Cmd {
 	return b.move(1)
 }
 
-// replay asks, then replays the fixed rows of the filter's table (of
-// every table when none).
+// replay asks, then replays the marked exceptions (when rows are marked)
+// or the fixed rows of the filter's table (of every table when none).
+// Marked rows that are shown not fixed are refused before asking; the
+// engine refuses the others.
 func (b *Browser) replay() tea.Cmd {
 	table := b.filter.Table
 	what := "the fixed rows of every table"
 	if table != "" {
 		what = "the fixed rows of " + ui.Sanitize(table)
 	}
+	var ids []int64
+	if len(b.marked) > 0 && !b.showDetail {
+		ids = slices.Sorted(maps.Keys(b.marked))
+		var notFixed []string
+		for _, id := range ids {
+			if st, ok := b.knownStatus(id); ok && st != ledger.StatusFixed {
+				notFixed = append(notFixed, fmt.Sprintf("#%d is %s", id, st))
+			}
+		}
+		if len(notFixed) > 0 {
+			if len(notFixed) > 3 {
+				notFixed = append(notFixed[:3], "…")
+			}
+			b.msg, b.msgOK = "R: only fixed rows replay; "+strings.Join(notFixed, ", ")+": unmark them (space) or fix them first", false
+			return nil
+		}
+		what = fmt.Sprintf("the %d marked exceptions", len(ids))
+		if len(ids) == 1 {
+			what = fmt.Sprintf("the marked exception #%d", ids[0])
+		}
+	}
 	b.ask("replay "+what+" into the lake", func() tea.Cmd {
 		b.msg, b.msgOK = "replaying …", true
 		ctx, replay := b.o.Context, b.o.Replay
 		return func() tea.Msg {
-			out, err := replay(ctx, table)
+			out, err := replay(ctx, table, ids)
 			if err != nil {
 				return bActionMsg{err: fmt.Errorf("replay: %w", err)}
 			}
-			return bActionMsg{done: "replayed; report " + out}
+			if ids == nil {
+				return bActionMsg{done: "replayed; report " + out}
+			}
+			return bActionMsg{done: "replayed " + what + "; report " + out, unmark: true}
 		}
 	})
 	return nil
+}
+
+// knownStatus is the status of exception id as the rows in memory show it.
+func (b *Browser) knownStatus(id int64) (string, bool) {
+	for _, p := range b.pages {
+		for _, e := range p {
+			if e.ID == id {
+				return e.Status, true
+			}
+		}
+	}
+	return "", false
+}
+
+// openPicker starts the owner picker: it reads the known owners (the
+// plan's and the ledger's) with their open exceptions in a command.
+func (b *Browser) openPicker() tea.Cmd {
+	b.owners, b.ownersErr, b.pick = nil, "", 0
+	if b.mode == modeAssign {
+		b.pick = -1
+	}
+	st, ctx, planOwners := b.o.Store, b.o.Context, b.o.PlanOwners
+	return func() tea.Msg {
+		owners, err := knownOwners(ctx, st, planOwners)
+		return bOwnersMsg{owners: owners, err: err}
+	}
+}
+
+// knownOwners are the owners the plan names and those the ledger's
+// exceptions are assigned to, by name (any case), each with its open
+// exceptions.
+func knownOwners(ctx context.Context, st ledger.Store, planOwners func() ([]string, error)) ([]ownerCount, error) {
+	all, err := st.CountBy(ctx, ledger.Filter{}, ledger.ByOwner)
+	if err != nil {
+		return nil, err
+	}
+	open, err := st.CountBy(ctx, ledger.Filter{Status: ledger.StatusOpen}, ledger.ByOwner)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
+	for o := range all {
+		names[o] = true
+	}
+	var perr error
+	if planOwners != nil {
+		var ps []string
+		ps, perr = planOwners()
+		for _, o := range ps {
+			names[o] = true
+		}
+	}
+	delete(names, "") // unassigned is no owner to choose
+	out := make([]ownerCount, 0, len(names))
+	for o := range names {
+		out = append(out, ownerCount{name: o, open: open[o]})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := strings.ToLower(out[i].name), strings.ToLower(out[j].name)
+		if a != b {
+			return a < b
+		}
+		return out[i].name < out[j].name
+	})
+	if perr != nil {
+		return out, fmt.Errorf("the plan's owners could not be read (%v); the ledger's are listed", perr)
+	}
+	return out, nil
+}
+
+// PlanOwnerNames are the names of the plan's owners (its routing).
+func PlanOwnerNames(p *plan.Plan) []string {
+	var out []string
+	for _, o := range p.Owners {
+		if o.Name != "" && !slices.Contains(out, o.Name) {
+			out = append(out, o.Name)
+		}
+	}
+	return out
+}
+
+// matches are the known owners whose name contains what is typed (any
+// case).
+func (b *Browser) matches() []ownerCount {
+	text := strings.ToLower(strings.TrimSpace(string(b.input)))
+	var out []ownerCount
+	for _, o := range b.owners {
+		if strings.Contains(strings.ToLower(o.name), text) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// pickFirst puts the highlight on the first match (the filter's picker)
+// or on the name typed (the assign field).
+func (b *Browser) pickFirst() {
+	b.pick = 0
+	if b.mode == modeAssign {
+		b.pick = -1
+	}
+}
+
+// movePick moves the highlight among the matches (and, assigning, up to
+// the name typed).
+func (b *Browser) movePick(d int) {
+	lo := 0
+	if b.mode == modeAssign {
+		lo = -1
+	}
+	b.pick = max(lo, min(b.pick+d, len(b.matches())-1))
+}
+
+// choose is enter in the picker: the filter's picker filters by the
+// highlighted owner exactly; assigning, it assigns the highlighted owner,
+// or the name typed.
+func (b *Browser) choose() tea.Cmd {
+	ms := b.matches()
+	if b.mode == modeOwner {
+		if b.owners == nil || b.pick < 0 || b.pick >= len(ms) {
+			return nil // the picker says why (reading, nothing matches)
+		}
+		b.mode, b.input = modeList, nil
+		b.filter.Owner = ms[b.pick].name
+		b.resetList()
+		return b.reload()
+	}
+	if b.pick >= 0 && b.pick < len(ms) {
+		b.input = []rune(ms[b.pick].name)
+	} else if typed := strings.TrimSpace(string(b.input)); typed != "" {
+		// A known owner typed in another case is that owner.
+		for _, o := range b.owners {
+			if strings.EqualFold(o.name, typed) {
+				b.input = []rune(o.name)
+			}
+		}
+	}
+	return b.submit(strings.TrimSpace(string(b.input)))
 }
 
 func (b *Browser) copyRow() tea.Cmd {
@@ -580,14 +798,17 @@ func (b *Browser) typeKey(k tea.KeyPressMsg) tea.Cmd {
 		if len(b.input) > 0 {
 			b.input = b.input[:len(b.input)-1]
 		}
+		b.pickFirst()
 		return nil
 	case "ctrl+u":
 		b.input = nil
+		b.pickFirst()
 		return nil
 	}
 	if k.Text != "" {
 		b.input = append(b.input, []rune(k.Text)...)
 	}
+	b.pickFirst()
 	return nil
 }
 
@@ -841,6 +1062,8 @@ func (b *Browser) Render() string {
 			}
 		}
 		body = t.Title.Render("Keys") + "\n" + ui.HelpFull(t, keys...) + "\n\n" + t.Muted.Render("esc, ? or q closes this help")
+	} else if b.mode == modeOwner || b.mode == modeAssign {
+		body = b.renderPicker(bw, bh-1)
 	} else if b.showDetail {
 		body = b.renderDetail(bw, bh-1)
 	} else {
@@ -929,7 +1152,11 @@ func (b *Browser) screenKeys() []ui.Binding {
 		b.mode, b.prompt, b.input = modeFilter, "filter", []rune(filterText(b.filter))
 		return nil
 	}))
-	keys := []ui.Binding{help, move, nb("enter", "detail", "enter").Do(b.act(b.openDetail)), filter, order,
+	byOwner := nb("o", "owner", "o").Do(b.act(func() tea.Cmd {
+		b.mode, b.prompt, b.input = modeOwner, "filter by owner", nil
+		return b.openPicker()
+	}))
+	keys := []ui.Binding{help, move, nb("enter", "detail", "enter").Do(b.act(b.openDetail)), filter, byOwner, order,
 		mark, assign, edit, waive, replay, nb("y", "copy", "y").Do(b.act(b.copyRow)), nb("q", "quit", "q").Act(func() tea.Cmd { return tea.Quit }),
 		page, nb("home/g", "first row", "home", "g").Quiet().Do(b.act(func() tea.Cmd { return b.move(-b.cur) })),
 		nb("r", "refresh", "r").Quiet().Do(b.act(b.refresh))}
@@ -1205,4 +1432,65 @@ func (b *Browser) renderDetail(width, height int) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// renderPicker is the owner picker: the known owners that match what is
+// typed, each with its open exceptions; assigning, the name typed first.
+func (b *Browser) renderPicker(width, height int) string {
+	t := b.t
+	title := "owners · open exceptions"
+	hint := "type to narrow the list; enter filters by the owner"
+	if b.mode == modeAssign {
+		title = ui.Sanitize(b.prompt)
+		hint = "type a new name, or ↓ to a known owner"
+	}
+	lines := []string{t.Title.Render(title), t.Muted.Render(hint)}
+	if b.ownersErr != "" {
+		lines = append(lines, t.Warn.Render("! "+ui.Sanitize(b.ownersErr)))
+	}
+	if b.owners == nil {
+		return strings.Join(append(lines, t.Muted.Render("reading the owners …")), "\n")
+	}
+	ms := b.matches()
+	var rows []string
+	mark := func(i int) string {
+		if i == b.pick {
+			return t.FocusMarker
+		}
+		return t.Blank
+	}
+	first := 0 // the row index of matches[0]
+	if b.mode == modeAssign {
+		typed := strings.TrimSpace(string(b.input))
+		label := t.Muted.Render("the name typed (none yet)")
+		if typed != "" {
+			label = "as typed: " + ui.Sanitize(typed)
+		}
+		rows = append(rows, mark(-1)+label)
+		first = 1
+	}
+	nw := 8
+	for _, o := range ms {
+		nw = max(nw, ui.Width(ui.Sanitize(o.name)))
+	}
+	nw = min(nw, max(8, width-16))
+	for i, o := range ms {
+		line := cell(o.name, nw) + fmt.Sprintf(" %6s open", ui.Count(o.open))
+		if i == b.pick {
+			line = t.Focus.Render(line)
+		}
+		rows = append(rows, mark(i)+line)
+	}
+	if len(ms) == 0 {
+		msg := "no known owner"
+		if typed := strings.TrimSpace(string(b.input)); typed != "" {
+			msg = "no known owner matches " + strconv.Quote(ui.Sanitize(typed))
+		}
+		rows = append(rows, t.Muted.Render("  "+msg))
+	}
+	// Keep the highlight on screen (on the last line shown, once it is
+	// below the first screenful).
+	room := max(1, height-len(lines))
+	top := max(0, b.pick+first-room+1)
+	return strings.Join(append(lines, rows[top:min(len(rows), top+room)]...), "\n")
 }

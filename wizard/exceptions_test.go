@@ -122,7 +122,7 @@ func (h *bHarness) feed(cmd tea.Cmd) {
 	h.t.Helper()
 	for _, msg := range collect(cmd) {
 		switch msg.(type) {
-		case bPageMsg, bCountMsg, bDetailMsg, bActionMsg, bFilterMsg:
+		case bPageMsg, bCountMsg, bDetailMsg, bActionMsg, bFilterMsg, bOwnersMsg:
 			h.send(msg)
 		}
 	}
@@ -321,7 +321,7 @@ func TestBrowserDetailSanitizes(t *testing.T) {
 func TestBrowserActionsReachTheLedger(t *testing.T) {
 	st := seedLedger(t, 10)
 	var replayed []string
-	h := newBrowserHarness(t, st, ExceptionsOptions{Replay: func(_ context.Context, table string) (string, error) {
+	h := newBrowserHarness(t, st, ExceptionsOptions{Replay: func(_ context.Context, table string, _ []int64) (string, error) {
 		replayed = append(replayed, table)
 		return "reports/r1/report.md", nil
 	}})

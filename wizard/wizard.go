@@ -36,9 +36,10 @@ type Deps struct {
 	// TeardownInventory and Teardown are gate 5.
 	TeardownInventory func(ctx context.Context, o flow.TeardownOptions) (*gates.Inventory, error)
 	Teardown          func(ctx context.Context, o flow.TeardownOptions, confirm string) (*gates.Inventory, *gates.TeardownResult, error)
-	// Replay replays the fixed exceptions of a table ("" for all) from the
-	// exception browser and returns the report's path.
-	Replay func(ctx context.Context, ws flow.Workspace, planPath, table, by string) (string, error)
+	// Replay replays the fixed exceptions of a table ("" for all), or only
+	// the exceptions ids when given, from the exception browser and
+	// returns the report's path.
+	Replay func(ctx context.Context, ws flow.Workspace, planPath, table string, ids []int64, by string) (string, error)
 	// MachineZone is the machine's IANA time zone, the schedule's
 	// recommended zone (default MachineZone).
 	MachineZone func() string
@@ -62,12 +63,12 @@ func DefaultDeps() Deps {
 }
 
 // replay is flow.Replay of the plan at planPath.
-func replay(ctx context.Context, ws flow.Workspace, planPath, table, by string) (string, error) {
+func replay(ctx context.Context, ws flow.Workspace, planPath, table string, ids []int64, by string) (string, error) {
 	p, err := flow.LoadPlan(planPath)
 	if err != nil {
 		return "", err
 	}
-	out, err := flow.Replay(ctx, flow.ReplayOptions{Workspace: ws, Plan: p, Table: table, By: by})
+	out, err := flow.Replay(ctx, flow.ReplayOptions{Workspace: ws, Plan: p, Table: table, IDs: ids, By: by})
 	if err != nil {
 		return "", err
 	}
@@ -521,12 +522,22 @@ func (a *app) openExceptions(f ledger.Filter) tea.Cmd {
 		a.recon.drill = false
 		return a.openLedger()
 	}
-	var rp func(ctx context.Context, table string) (string, error)
+	var rp func(ctx context.Context, table string, ids []int64) (string, error)
 	if d := a.deps; d.Replay != nil {
 		ws, path, by := a.ws, a.planPath, a.by
-		rp = func(ctx context.Context, table string) (string, error) { return d.Replay(ctx, ws, path, table, by) }
+		rp = func(ctx context.Context, table string, ids []int64) (string, error) {
+			return d.Replay(ctx, ws, path, table, ids, by)
+		}
 	}
-	a.exc = newBrowser(ExceptionsOptions{Replay: rp, Store: a.store, Theme: a.theme, Filter: f, By: a.by, Now: a.deps.Now, Context: a.ctx,
+	path := a.planPath
+	owners := func() ([]string, error) {
+		p, err := plan.Load(path)
+		if err != nil {
+			return nil, err
+		}
+		return PlanOwnerNames(p), nil
+	}
+	a.exc = newBrowser(ExceptionsOptions{Replay: rp, PlanOwners: owners, Store: a.store, Theme: a.theme, Filter: f, By: a.by, Now: a.deps.Now, Context: a.ctx,
 		Back: "back to gate 4", OnBack: func() tea.Cmd { a.pop(); return nil }})
 	a.exc.w, a.exc.h = a.w, a.h
 	a.push(a.exc)

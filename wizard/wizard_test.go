@@ -94,7 +94,7 @@ func (h *harness) deliver(msg tea.Msg) {
 	h.t.Helper()
 	switch msg.(type) {
 	case sessionMsg, savedMsg, sourceCheckedMsg, planLoadedMsg, checksMsg, runDoneMsg, gate3LoadedMsg, gate3SavedMsg,
-		ledgerMsg, reconCountsMsg, gate5InvMsg, gate5DoneMsg, bPageMsg, bCountMsg, bDetailMsg, bActionMsg, lastRunMsg:
+		ledgerMsg, reconCountsMsg, gate5InvMsg, gate5DoneMsg, bPageMsg, bCountMsg, bDetailMsg, bActionMsg, bOwnersMsg, lastRunMsg:
 		h.send(msg)
 	}
 }

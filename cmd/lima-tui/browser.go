@@ -57,15 +57,15 @@ func cmdBrowser(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return fail(stderr, err)
 	}
 	defer st.Close()
-	replay := func(ctx context.Context, table string) (string, error) {
-		out, err := flow.Replay(ctx, flow.ReplayOptions{Workspace: ws, Plan: p, Table: table, By: *by})
+	replay := func(ctx context.Context, table string, ids []int64) (string, error) {
+		out, err := flow.Replay(ctx, flow.ReplayOptions{Workspace: ws, Plan: p, Table: table, IDs: ids, By: *by})
 		if err != nil {
 			return "", err
 		}
 		return out.ReportPath, nil
 	}
 	m := wizard.NewExceptions(wizard.ExceptionsOptions{Store: st, Theme: th, Filter: f, By: *by,
-		Replay: replay, Now: time.Now, Context: ctx})
+		Replay: replay, PlanOwners: func() ([]string, error) { return wizard.PlanOwnerNames(p), nil }, Now: time.Now, Context: ctx})
 	prog := tea.NewProgram(m, tea.WithContext(ctx))
 	if _, err := prog.Run(); err != nil && ctx.Err() == nil {
 		return fail(stderr, err)

@@ -27,7 +27,7 @@ const exceptionsUsage = `Usage:
   lima-tui exceptions assign ID... --owner O [--by NAME]
   lima-tui exceptions resolve ID --set col=value... [--note N] [--by NAME]
   lima-tui exceptions waive ID --reason R [--by NAME]
-  lima-tui exceptions replay [--table T] [--by NAME]
+  lima-tui exceptions replay [--table T] [--id ID]... [--by NAME]
   lima-tui exceptions export --format csv|json [filters] [--out F]
 All take --plan F (default platform.yaml).
 `
@@ -63,6 +63,8 @@ func cmdExceptions(ctx context.Context, args []string, stdout, stderr io.Writer)
 	reason := fs.String("reason", "", "why (waive)")
 	format := fs.String("format", "csv", "export format: csv or json")
 	outPath := fs.String("out", "", "export to this file (default: stdout)")
+	var replayIDs multi
+	fs.Var(&replayIDs, "id", "replay only this fixed exception (replay; repeatable; default: every fixed one)")
 	// Flags may follow the ids: parse ids and flags in any order.
 	var pos []string
 	for len(rest) > 0 {
@@ -230,7 +232,20 @@ func cmdExceptions(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stdout, "waived %d exception(s)\n", len(idl))
 		return exitOK
 	case "replay":
-		out, err := flow.Replay(ctx, flow.ReplayOptions{Workspace: ws, Plan: p, Table: f.Table, By: *by})
+		if len(pos) > 0 {
+			fmt.Fprintf(stderr, "lima-tui exceptions replay: unexpected argument %q: select exceptions with --id ID (repeatable)\n", ui.Sanitize(pos[0]))
+			return exitUsage
+		}
+		var sel []int64
+		for _, s := range replayIDs {
+			id, err := strconv.ParseInt(strings.TrimPrefix(s, "#"), 10, 64)
+			if err != nil || id <= 0 {
+				fmt.Fprintf(stderr, "lima-tui exceptions replay: --id %q is not an exception id\n", ui.Sanitize(s))
+				return exitUsage
+			}
+			sel = append(sel, id)
+		}
+		out, err := flow.Replay(ctx, flow.ReplayOptions{Workspace: ws, Plan: p, Table: f.Table, IDs: sel, By: *by})
 		if err != nil {
 			return fail(stderr, err)
 		}

@@ -137,3 +137,90 @@ func readReport(t *testing.T, path string) struct {
 	}
 	return r
 }
+
+// `exceptions replay --id` replays only the selected fixed exceptions: of
+// the demo's two fixable inspections rows, fixed both, --id of one loads
+// that one (rows read 1, loaded 1) and leaves the other fixed, which the
+// next replay without --id loads. An open exception selected, or an id
+// given without --id, is refused before anything is replayed.
+func TestExceptionsReplaySelectedIDs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ws")
+	if code, _, stderr := runCLI(t, "demo", "--dir", dir); code != exitOK {
+		t.Fatalf("demo: %s", stderr)
+	}
+	plan := filepath.Join(dir, "platform.yaml")
+	code, out, _ := runCLI(t, "exceptions", "list", "--plan", plan, "--table", "inspections", "--json")
+	var list struct {
+		Exceptions []struct {
+			ID   int64  `json:"id"`
+			File string `json:"file"`
+			Line int64  `json:"line"`
+		} `json:"exceptions"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); code != exitOK || err != nil {
+		t.Fatalf("list: %d %v %s", code, err, out)
+	}
+	var costID, dateID, otherID string
+	for _, e := range list.Exceptions {
+		switch {
+		case e.File == "inspections_2026-02.csv" && e.Line == 5:
+			costID = itoa(e.ID)
+		case e.File == "inspections_2026-02.csv" && e.Line == 4:
+			dateID = itoa(e.ID)
+		default:
+			otherID = itoa(e.ID)
+		}
+	}
+	if costID == "" || dateID == "" || otherID == "" {
+		t.Fatalf("demo exceptions: %+v", list.Exceptions)
+	}
+	for id, set := range map[string]string{costID: "cost=12.50", dateID: "inspected_on=2026-02-28"} {
+		if code, _, stderr := runCLI(t, "exceptions", "resolve", id, "--set", set, "--by", "ops", "--plan", plan); code != exitOK {
+			t.Fatalf("resolve %s: %s", id, stderr)
+		}
+	}
+	status := func(id string) string {
+		t.Helper()
+		_, out, _ := runCLI(t, "exceptions", "show", id, "--plan", plan, "--json")
+		var e struct {
+			Status string `json:"status"`
+		}
+		if err := json.Unmarshal([]byte(out), &e); err != nil {
+			t.Fatalf("show %s: %v %s", id, err, out)
+		}
+		return e.Status
+	}
+	if code, _, stderr := runCLI(t, "exceptions", "replay", costID, "--plan", plan); code != exitUsage || !strings.Contains(stderr, "--id") {
+		t.Fatalf("replay with a bare id: exit %d, %s; want a usage error naming --id", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "exceptions", "replay", "--id", "x1", "--plan", plan); code != exitUsage {
+		t.Fatalf("replay --id x1: exit %d, %s; want a usage error", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "exceptions", "replay", "--id", costID, "--id", otherID, "--plan", plan); code == exitOK || !strings.Contains(stderr, "not fixed") {
+		t.Fatalf("replay of a fixed and an open exception: exit %d, %s; want refused", code, stderr)
+	}
+	if s := status(costID); s != "fixed" {
+		t.Fatalf("after the refused selection %s is %s, want fixed", costID, s)
+	}
+	code, out, stderr := runCLI(t, "exceptions", "replay", "--id", costID, "--plan", plan, "--by", "ops")
+	if code != exitOK {
+		t.Fatalf("replay --id %s: exit %d: %s", costID, code, stderr)
+	}
+	rep := readReport(t, strings.TrimSpace(out))
+	if len(rep.Tables) != 1 || rep.Tables[0].RowsRead != 1 || rep.Tables[0].RowsLoaded != 1 || !rep.Tables[0].Balanced {
+		t.Fatalf("replay --id report %+v, want one row read and loaded", rep.Tables)
+	}
+	if a, b := status(costID), status(dateID); a != "replayed" || b != "fixed" {
+		t.Fatalf("after replay --id %s: it is %s, %s (not selected) is %s; want replayed, fixed", costID, a, dateID, b)
+	}
+	code, out, stderr = runCLI(t, "exceptions", "replay", "--plan", plan, "--by", "ops")
+	if code != exitOK {
+		t.Fatalf("replay: exit %d: %s", code, stderr)
+	}
+	if rep := readReport(t, strings.TrimSpace(out)); len(rep.Tables) != 1 || rep.Tables[0].RowsLoaded != 1 {
+		t.Fatalf("the later replay report %+v, want the one row left", rep.Tables)
+	}
+	if s := status(dateID); s != "replayed" {
+		t.Fatalf("after the later replay %s is %s, want replayed", dateID, s)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,6 +32,14 @@ type ReplayOptions struct {
 	Store     ledger.Store
 	// Table limits the replay to one table (all when empty).
 	Table string
+	// IDs, when given, are the fixed exceptions to replay (a selection);
+	// the other fixed exceptions stay fixed. An id that is unknown, of
+	// another table than Table, or neither fixed nor replayed refuses the
+	// whole replay before anything is read; one already replayed is left
+	// out (a rerun of the same selection finds nothing to do). Each table
+	// of the selection is still one commit, whose load id fingerprints the
+	// selected exceptions and their fixes.
+	IDs   []int64
 	RunID string
 	By    string
 }
@@ -49,6 +58,13 @@ func Replay(ctx context.Context, o ReplayOptions) ([]*TableResult, error) {
 		}
 		names = []string{o.Table}
 	}
+	var selected map[string][]ledger.Exception
+	if len(o.IDs) > 0 {
+		var err error
+		if selected, err = selectFixed(ctx, o); err != nil {
+			return nil, err
+		}
+	}
 	var out []*TableResult
 	for _, name := range names {
 		t := o.Plan.Tables[name]
@@ -57,7 +73,7 @@ func Replay(ctx context.Context, o ReplayOptions) ([]*TableResult, error) {
 		}
 		var fixed []ledger.Exception
 		var after ledger.Cursor
-		for {
+		for selected == nil {
 			page, next, err := o.Store.List(ctx, ledger.Filter{Table: name, Status: ledger.StatusFixed}, ledger.Page{After: after, Limit: ledger.MaxPageSize})
 			if err != nil {
 				return out, err
@@ -67,6 +83,9 @@ func Replay(ctx context.Context, o ReplayOptions) ([]*TableResult, error) {
 				break
 			}
 			after = next
+		}
+		if selected != nil {
+			fixed = selected[name]
 		}
 		if len(fixed) == 0 {
 			continue
@@ -82,6 +101,50 @@ func Replay(ctx context.Context, o ReplayOptions) ([]*TableResult, error) {
 		}
 		tr := replayTable(ctx, o, name, t, fixed)
 		out = append(out, tr)
+	}
+	return out, nil
+}
+
+// selectFixed reads the selected exceptions (o.IDs) and returns the fixed
+// ones by table, in id order. It refuses the selection, naming every id
+// at fault, when an id is unknown (or not yet committed), of a table the
+// replay does not cover, or open, waived or superseded; ids already
+// replayed are left out.
+func selectFixed(ctx context.Context, o ReplayOptions) (map[string][]ledger.Exception, error) {
+	ids := slices.Clone(o.IDs)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	out := map[string][]ledger.Exception{}
+	var bad []string
+	for _, id := range ids {
+		e, err := o.Store.Get(ctx, id)
+		switch {
+		case errors.Is(err, ledger.ErrNotFound):
+			bad = append(bad, fmt.Sprintf("%d: no such exception", id))
+			continue
+		case err != nil:
+			return nil, err
+		}
+		t, inPlan := o.Plan.Tables[e.Table]
+		switch {
+		case e.State != ledger.StateCommitted:
+			bad = append(bad, fmt.Sprintf("%d: its load is not committed", id))
+		case !inPlan:
+			bad = append(bad, fmt.Sprintf("%d: of table %q, which is not in the plan", id, e.Table))
+		case o.Table != "" && e.Table != o.Table:
+			bad = append(bad, fmt.Sprintf("%d: of table %q, not %q", id, e.Table, o.Table))
+		case t.Type != "" && t.Type != "base":
+			bad = append(bad, fmt.Sprintf("%d: of %q, a %s table, which is not loaded from rows", id, e.Table, t.Type))
+		case e.Status == ledger.StatusReplayed:
+			// Already in the lake (an earlier run of this selection).
+		case e.Status != ledger.StatusFixed:
+			bad = append(bad, fmt.Sprintf("%d: %s, not fixed (resolve it first)", id, e.Status))
+		default:
+			out[e.Table] = append(out[e.Table], e)
+		}
+	}
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("replay: %d of the %d selected exception(s) cannot be replayed, so nothing was: %s", len(bad), len(ids), strings.Join(bad, "; "))
 	}
 	return out, nil
 }
