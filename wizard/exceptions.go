@@ -1236,20 +1236,29 @@ func (b *Browser) columns(width int) []column {
 	for _, c := range cols {
 		used += c.width
 	}
-	// The owner column grows to the longest owner on screen ("Ji-woo Park
-	// (quality)" is an owner ops filter by), as long as where keeps room.
-	ow, most := cols[5].width, 24
+	// The due column is as wide as the dates on screen ("overdue" only
+	// when a row is); then rule and owner grow to the longest value on
+	// screen ("Ji-woo Park (quality)" is an owner ops filter by,
+	// "unreadable_file" a rule), as long as where keeps room.
+	dueW, ruleW, ow := len("due"), cols[4].width, cols[5].width
+	ruleMost, most := 16, 24
 	if width < 90 {
-		most = 16
+		ruleMost, most = 12, 16
 	}
 	for i := b.top; i < b.top+b.listHeight(); i++ {
 		if e, ok := b.row(i); ok {
+			dueW = max(dueW, ansi.StringWidth(b.due(e)))
+			ruleW = max(ruleW, min(ruleMost, ansi.StringWidth(ui.Sanitize(strings.Join(e.Rules(), ",")))))
 			ow = max(ow, min(most, ansi.StringWidth(ui.Sanitize(e.Owner))))
 		}
 	}
-	if grow := min(ow-cols[5].width, width-used-20); grow > 0 {
-		cols[5].width += grow
-		used += grow
+	used += dueW - cols[6].width
+	cols[6].width = dueW
+	for _, g := range []struct{ col, want int }{{4, ruleW}, {5, ow}} {
+		if grow := min(g.want-cols[g.col].width, width-used-20); grow > 0 {
+			cols[g.col].width += grow
+			used += grow
+		}
 	}
 	cols[3].width = max(8, width-used)
 	return cols

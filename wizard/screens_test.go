@@ -419,7 +419,7 @@ func TestBrowserListSanitizes(t *testing.T) {
 		Owner:    "o" + evil})
 	h := newBrowserHarness(t, st, ExceptionsOptions{})
 	h.send(tea.WindowSizeMsg{Width: 160, Height: 30})
-	h.contains(`in\e[31mred\r\u202eevil.csv:2`, `o\e[31mred\r\u202eevil`, `text\e[31mr…`)
+	h.contains(`in\e[31mred\r\u202eevil.csv:2`, `o\e[31mred\r\u202eevil`, `text\e[31mred\r…`)
 	raw := h.b.Render()
 	for _, bad := range []string{"\x1b[31m", "\r", "\u202e"} {
 		if strings.Contains(raw, bad) {
