@@ -137,7 +137,7 @@ var kmVerbs = []struct {
 	{"watch", []string{"before-commit", "after-commit"}, 80 * time.Millisecond},
 	{"replay", []string{"replay-before-commit", "replay-after-commit"}, 45 * time.Millisecond},
 	{"compact", nil, 35 * time.Millisecond},
-	{"maintain", []string{flow.FaultMaintainAfterExpireCommit, flow.FaultMaintainMidExpiredFiles, flow.FaultMaintainAfterExpire, flow.FaultMaintainMidOrphans}, 45 * time.Millisecond},
+	{"maintain", []string{flow.FaultMaintainInsideExpireCommit, flow.FaultMaintainAfterExpireCommit, flow.FaultMaintainMidExpiredFiles, flow.FaultMaintainAfterExpire, flow.FaultMaintainMidOrphans}, 45 * time.Millisecond},
 	{"teardown", nil, 40 * time.Millisecond},
 }
 

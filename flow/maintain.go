@@ -41,15 +41,17 @@ import (
 	"github.com/lima-lake/lima/internal/faultpoint"
 )
 
-// Fault points of maintenance (LIMA_FAULTPOINT), for crash tests: right
-// after a table's expiry committed, after the first file only the expired
-// snapshots used was removed, after the expiry and its cleanup, and after
-// its first orphan was removed.
+// Fault points of maintenance (LIMA_FAULTPOINT), for crash tests: inside
+// a table's expiry commit (its new metadata file written, the catalog's
+// pointer not moved), right after the expiry committed, after the first
+// file only the expired snapshots used was removed, after the expiry and
+// its cleanup, and after its first orphan was removed.
 const (
-	FaultMaintainAfterExpireCommit = icesink.FaultAfterExpireCommit
-	FaultMaintainMidExpiredFiles   = icesink.FaultMidExpiredFiles
-	FaultMaintainAfterExpire       = "maintain-after-expire"
-	FaultMaintainMidOrphans        = icesink.FaultMidOrphans
+	FaultMaintainInsideExpireCommit = "maintain-inside-expire-commit"
+	FaultMaintainAfterExpireCommit  = icesink.FaultAfterExpireCommit
+	FaultMaintainMidExpiredFiles    = icesink.FaultMidExpiredFiles
+	FaultMaintainAfterExpire        = "maintain-after-expire"
+	FaultMaintainMidOrphans         = icesink.FaultMidOrphans
 )
 
 // MaintainOptions configure Maintain.
@@ -173,6 +175,7 @@ func Maintain(ctx context.Context, o MaintainOptions) ([]MaintainResult, error) 
 			}
 			return false, ""
 		}
+		tbl = icesink.InsideCommit(tbl, sk.Catalog(), FaultMaintainInsideExpireCommit)
 		tbl, r.ExpireResult, err = icesink.Expire(ctx, tbl, icesink.ExpirePolicy{RetainLast: pol.RetainLast, MaxAge: pol.MaxSnapshotAge,
 			Protect: protect, ListProps: []string{run.PropFiles, run.PropCDCFiles}, DryRun: o.DryRun, Now: now})
 		if err != nil {

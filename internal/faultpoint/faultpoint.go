@@ -18,3 +18,7 @@ func Hit(name string) {
 		select {} // the signal is delivered asynchronously
 	}
 }
+
+// Armed reports whether name is the armed fault point (for a seam that
+// must do some work of its own before it calls Hit).
+func Armed(name string) bool { return armed != "" && armed == name }
