@@ -32,6 +32,7 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
 
 	"github.com/lima-lake/lima/engine/ledger"
 	"github.com/lima-lake/lima/engine/plan"
@@ -135,6 +136,12 @@ func Maintain(ctx context.Context, o MaintainOptions) ([]MaintainResult, error) 
 		return nil, err
 	}
 	defer sk.Close()
+	if !o.DryRun {
+		// What a killed maintain, compaction or load left half-committed.
+		if _, err := removeStaged(ctx, st, sk); err != nil {
+			return nil, fmt.Errorf("remove what an interrupted commit wrote: %w", err)
+		}
+	}
 	now := o.Now
 	if now.IsZero() {
 		now = time.Now()
@@ -175,11 +182,22 @@ func Maintain(ctx context.Context, o MaintainOptions) ([]MaintainResult, error) 
 			}
 			return false, ""
 		}
+		var done func(context.Context) error
+		if !o.DryRun {
+			if done, err = beginCommit(ctx, st, p.Namespace()+"."+n); err != nil {
+				return out, fmt.Errorf("maintain %s: %w", n, err)
+			}
+		}
 		tbl = icesink.InsideCommit(tbl, sk.Catalog(), FaultMaintainInsideExpireCommit)
 		tbl, r.ExpireResult, err = icesink.Expire(ctx, tbl, icesink.ExpirePolicy{RetainLast: pol.RetainLast, MaxAge: pol.MaxSnapshotAge,
 			Protect: protect, ListProps: []string{run.PropFiles, run.PropCDCFiles}, DryRun: o.DryRun, Now: now})
 		if err != nil {
-			return out, fmt.Errorf("maintain %s: %w", n, err)
+			return out, fmt.Errorf("maintain %s: %w", n, err) // the record stays: the next one removes what the commit wrote
+		}
+		if done != nil {
+			if err := done(ctx); err != nil {
+				return out, fmt.Errorf("maintain %s: %w", n, err)
+			}
 		}
 		faultpoint.Hit(FaultMaintainAfterExpire)
 		if r.OrphanResult, err = icesink.RemoveOrphans(ctx, tbl, pol.OrphanOlderThan, o.DryRun); err != nil {
@@ -188,4 +206,27 @@ func Maintain(ctx context.Context, o MaintainOptions) ([]MaintainResult, error) 
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// beginCommit records, in the state store's inventory of stagings and
+// under the workspace lock, that a commit of table (namespace.name) other
+// than a load's — an expiry, a compaction — begins now, and returns the
+// function that forgets it once the commit and its cleanup are done. A
+// process killed in between leaves the record; the next run, maintain or
+// compact (removeStaged, holding the lock) then removes, as for a load
+// killed inside its commit, the files iceberg-go wrote for the commit and
+// never made current: the files of the table's metadata/ folder named as
+// iceberg-go names them, written since the record, that no metadata
+// version references (icesink RemoveUncommitted).
+func beginCommit(ctx context.Context, st ledger.Store, tableKey string) (func(context.Context) error, error) {
+	id := uuid.NewString()
+	if err := st.BeginStaging(ctx, ledger.Staging{WriteID: id, Table: tableKey}); err != nil {
+		return nil, fmt.Errorf("record the commit of %s: %w", tableKey, err)
+	}
+	return func(ctx context.Context) error {
+		if err := st.EndStaging(context.WithoutCancel(ctx), id); err != nil {
+			return fmt.Errorf("forget the commit of %s: %w", tableKey, err)
+		}
+		return nil
+	}, nil
 }
