@@ -184,7 +184,7 @@ func Maintain(ctx context.Context, o MaintainOptions) ([]MaintainResult, error) 
 		}
 		var done func(context.Context) error
 		if !o.DryRun {
-			if done, err = beginCommit(ctx, st, p.Namespace()+"."+n); err != nil {
+			if _, done, err = beginCommit(ctx, st, p.Namespace()+"."+n, 1); err != nil {
 				return out, fmt.Errorf("maintain %s: %w", n, err)
 			}
 		}
@@ -218,14 +218,24 @@ func Maintain(ctx context.Context, o MaintainOptions) ([]MaintainResult, error) 
 // never made current: the files of the table's metadata/ folder named as
 // iceberg-go names them, written since the record, that no metadata
 // version references (icesink RemoveUncommitted).
-func beginCommit(ctx context.Context, st ledger.Store, tableKey string) (func(context.Context) error, error) {
-	id := uuid.NewString()
-	if err := st.BeginStaging(ctx, ledger.Staging{WriteID: id, Table: tableKey}); err != nil {
-		return nil, fmt.Errorf("record the commit of %s: %w", tableKey, err)
+//
+// The record's write ids (n of them, at least one) are fresh UUIDs: a
+// commit that writes data files names them with one (a compaction: one
+// per group, since iceberg-go numbers the files of each write from 0), so
+// RemoveStaged removes by name what it wrote and never committed.
+func beginCommit(ctx context.Context, st ledger.Store, tableKey string, n int) ([]string, func(context.Context) error, error) {
+	ids := make([]string, max(n, 1))
+	for i := range ids {
+		ids[i] = uuid.NewString()
+		if err := st.BeginStaging(ctx, ledger.Staging{WriteID: ids[i], Table: tableKey}); err != nil {
+			return nil, nil, fmt.Errorf("record the commit of %s: %w", tableKey, err)
+		}
 	}
-	return func(ctx context.Context) error {
-		if err := st.EndStaging(context.WithoutCancel(ctx), id); err != nil {
-			return fmt.Errorf("forget the commit of %s: %w", tableKey, err)
+	return ids, func(ctx context.Context) error {
+		for _, id := range ids {
+			if err := st.EndStaging(context.WithoutCancel(ctx), id); err != nil {
+				return fmt.Errorf("forget the commit of %s: %w", tableKey, err)
+			}
 		}
 		return nil
 	}, nil
