@@ -82,9 +82,8 @@ func Compact(ctx context.Context, o CompactOptions) ([]CompactResult, error) {
 		return nil, err
 	}
 	defer sk.Close()
-	// What a killed compaction, maintain or load left half-committed.
-	if _, err := removeStaged(ctx, st, sk); err != nil {
-		return nil, fmt.Errorf("remove what an interrupted commit wrote: %w", err)
+	if err := removeInterrupted(ctx, st, sk, p); err != nil {
+		return nil, err
 	}
 	var names []string
 	for _, n := range p.TableNames() {

@@ -137,9 +137,8 @@ func Maintain(ctx context.Context, o MaintainOptions) ([]MaintainResult, error) 
 	}
 	defer sk.Close()
 	if !o.DryRun {
-		// What a killed maintain, compaction or load left half-committed.
-		if _, err := removeStaged(ctx, st, sk); err != nil {
-			return nil, fmt.Errorf("remove what an interrupted commit wrote: %w", err)
+		if err := removeInterrupted(ctx, st, sk, p); err != nil {
+			return nil, err
 		}
 	}
 	now := o.Now
@@ -239,4 +238,19 @@ func beginCommit(ctx context.Context, st ledger.Store, tableKey string, n int) (
 		}
 		return nil
 	}, nil
+}
+
+// removeInterrupted removes, before maintain or compact commits anything,
+// what a killed maintain, compaction or load left half-committed
+// (removeStaged, as a run does at its start). Only when sk is the plan's
+// own sink, the embedded catalog (OpenSink): a staging of a table sk does
+// not have would be forgotten with its files still in the plan's catalog.
+func removeInterrupted(ctx context.Context, st ledger.Store, sk sink.Sink, p *plan.Plan) error {
+	if p.Pattern() == plan.PatternHive || p.Catalog() != plan.CatalogSQLite {
+		return nil
+	}
+	if _, err := removeStaged(ctx, st, sk); err != nil {
+		return fmt.Errorf("remove what an interrupted commit wrote: %w", err)
+	}
+	return nil
 }
