@@ -202,7 +202,7 @@ func compactTable(ctx context.Context, tbl *table.Table, cat table.CatalogIO, st
 	dropped := map[string]bool{}
 	applied := 0
 	for i, g := range groups {
-		gr, err := rewriteGroup(ctx, tbl, g, o.TargetFileSize, writeIDs[i])
+		gr, err := rewriteGroup(ctx, icesink.DataFileFault(tbl, cat), g, o.TargetFileSize, writeIDs[i])
 		if err != nil {
 			return r, err // the record stays: the next run removes what the group wrote
 		}

@@ -31,6 +31,7 @@ import (
 	"github.com/lima-lake/lima/engine/ledger"
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/sink/hivesink"
+	"github.com/lima-lake/lima/engine/sink/icesink"
 	"github.com/lima-lake/lima/flow"
 	"github.com/lima-lake/lima/internal/cdcref"
 	"github.com/lima-lake/lima/internal/liferef"
@@ -128,7 +129,7 @@ var kmVerbs = []struct {
 	points []string
 	step   time.Duration
 }{
-	{"run", []string{"before-commit", "after-commit"}, 35 * time.Millisecond},
+	{"run", []string{"before-commit", "after-commit", icesink.FaultDataFileBytes + "4", icesink.FaultDataFileBytes + "1000"}, 35 * time.Millisecond},
 	{"full-refresh", []string{"before-commit", "after-commit"}, 35 * time.Millisecond},
 	{"hive-run", []string{hivesink.FaultBeforePublish, hivesink.FaultMidPublish, hivesink.FaultAfterManifest, "before-commit", "after-commit"}, 35 * time.Millisecond},
 	{"hive-full-refresh", []string{hivesink.FaultBeforePublish, hivesink.FaultMidPublish, hivesink.FaultAfterManifest}, 35 * time.Millisecond},
@@ -136,7 +137,7 @@ var kmVerbs = []struct {
 	{"cdc", []string{"before-commit", "after-commit"}, 70 * time.Millisecond},
 	{"watch", []string{"before-commit", "after-commit"}, 80 * time.Millisecond},
 	{"replay", []string{"replay-before-commit", "replay-after-commit"}, 45 * time.Millisecond},
-	{"compact", []string{flow.FaultCompactAfterDataFiles, flow.FaultCompactInsideCommit, flow.FaultCompactAfterCommit}, 35 * time.Millisecond},
+	{"compact", []string{icesink.FaultDataFileBytes + "300", flow.FaultCompactAfterDataFiles, flow.FaultCompactInsideCommit, flow.FaultCompactAfterCommit}, 35 * time.Millisecond},
 	{"maintain", []string{flow.FaultMaintainInsideExpireCommit, flow.FaultMaintainAfterExpireCommit, flow.FaultMaintainMidExpiredFiles, flow.FaultMaintainAfterExpire, flow.FaultMaintainMidOrphans}, 45 * time.Millisecond},
 	{"teardown", nil, 40 * time.Millisecond},
 }
