@@ -354,8 +354,16 @@ func (km *kmRun) files() error {
 		}
 	case "compact":
 		// Full loads leave one file per partition, nothing to compact:
-		// two replays of fixed exceptions append small files beside them.
-		for range 2 {
+		// replays of fixed exceptions append small files beside them, two
+		// at least, and more (after another load when none could be
+		// fixed) until a partition holds two files, up to 8 rounds.
+		for i := 0; i < 2 || (!km.compactable("orders") && i < 8); i++ {
+			if i >= 2 {
+				km.step("change: %s", lr.m.Change())
+				if err := load(); err != nil {
+					return err
+				}
+			}
 			if err := km.resolveSome(lr); err != nil {
 				return err
 			}
@@ -364,6 +372,7 @@ func (km *kmRun) files() error {
 				return err
 			}
 		}
+		km.step("compactable %v", km.compactable("orders"))
 		if err := km.kill(append([]string{"compact"}, planArg...)...); err != nil {
 			return err
 		}
@@ -455,6 +464,27 @@ func (km *kmRun) tableFolder(lr *lifeRun) (string, error) {
 		return "", err
 	}
 	return u.Path, nil
+}
+
+// compactable reports whether a partition of the table's current
+// snapshot holds two data files or more (compact then has work).
+func (km *kmRun) compactable(name string) bool {
+	tbl, err := km.icebergTable(name)
+	if err != nil || tbl.CurrentSnapshot() == nil {
+		return false
+	}
+	tasks, err := tbl.Scan().PlanFiles(context.Background())
+	if err != nil {
+		return false
+	}
+	per := map[string]int{}
+	for _, t := range tasks {
+		k := fmt.Sprint(t.File.Partition())
+		if per[k]++; per[k] >= 2 {
+			return true
+		}
+	}
+	return false
 }
 
 // snapshots counts the snapshots of the table (0 when it does not exist).
