@@ -18,11 +18,14 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/compaction"
+	"github.com/google/uuid"
 
+	"github.com/lima-lake/lima/engine/ledger"
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/run"
 	"github.com/lima-lake/lima/engine/sink"
 	"github.com/lima-lake/lima/engine/sink/icesink"
+	"github.com/lima-lake/lima/internal/faultpoint"
 )
 
 // CompactOptions configure Compact.
@@ -69,11 +72,19 @@ func Compact(ctx context.Context, o CompactOptions) ([]CompactResult, error) {
 	if err := checkOwner(ctx, o.Workspace, p, "the compaction", true); err != nil {
 		return nil, err
 	}
+	st, err := OpenLedger(ctx, o.Workspace, p)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
 	sk, err := OpenSink(ctx, o.Workspace, p, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer sk.Close()
+	if err := removeInterrupted(ctx, st, sk, p); err != nil {
+		return nil, err
+	}
 	var names []string
 	for _, n := range p.TableNames() {
 		t := p.Tables[n]
@@ -94,7 +105,7 @@ func Compact(ctx context.Context, o CompactOptions) ([]CompactResult, error) {
 		if err != nil {
 			return out, err
 		}
-		r, err := compactTable(ctx, tbl, o)
+		r, err := compactTable(ctx, tbl, sk.Catalog(), st, p.Namespace()+"."+n, o)
 		if err != nil {
 			return out, fmt.Errorf("compact %s: %w", n, err)
 		}
@@ -104,7 +115,21 @@ func Compact(ctx context.Context, o CompactOptions) ([]CompactResult, error) {
 	return out, nil
 }
 
-func compactTable(ctx context.Context, tbl *table.Table, o CompactOptions) (CompactResult, error) {
+// Fault points of a compaction (LIMA_FAULTPOINT, crash tests): after its
+// data files are written (before its manifests), inside its commit (the
+// new metadata file written, the catalog's pointer not moved), after its
+// commit.
+const (
+	FaultCompactAfterDataFiles = "compact-after-data-files"
+	FaultCompactInsideCommit   = "compact-inside-commit"
+	FaultCompactAfterCommit    = "compact-after-commit"
+)
+
+// compactTable compacts one table. The commit is recorded first
+// (beginCommit: the write ids its data files are named with), so what a
+// compaction killed before its commit wrote — data files, manifests, a
+// metadata file — is removed by the next run, maintain or compact.
+func compactTable(ctx context.Context, tbl *table.Table, cat table.CatalogIO, st ledger.Store, key string, o CompactOptions) (CompactResult, error) {
 	var r CompactResult
 	cur := tbl.CurrentSnapshot()
 	if cur == nil {
@@ -163,30 +188,54 @@ func compactTable(ctx context.Context, tbl *table.Table, o CompactOptions) (Comp
 			}
 		}
 	}
-	var after *table.Table
-	if len(groups) == 0 {
-		// Nothing to rewrite: the snapshot only drops the dead delete files.
-		tx := tbl.NewTransaction()
-		rw := tx.NewRewrite(props)
-		for _, d := range dead {
+	writeIDs, done, err := beginCommit(ctx, st, key, len(groups))
+	if err != nil {
+		return r, err
+	}
+	tbl = icesink.InsideCommit(tbl, cat, FaultCompactInsideCommit)
+	// One atomic snapshot, as iceberg-go's Table.RewriteDataFiles stages
+	// it (its groups executed, their results applied, the dead delete
+	// files dropped once each), but each group written with a write id of
+	// the record. With no group the snapshot only drops dead delete files.
+	tx := tbl.NewTransaction()
+	rw := tx.NewRewrite(props)
+	dropped := map[string]bool{}
+	applied := 0
+	for i, g := range groups {
+		gr, err := rewriteGroup(ctx, icesink.DataFileFault(tbl, cat), g, o.TargetFileSize, writeIDs[i])
+		if err != nil {
+			return r, err // the record stays: the next run removes what the group wrote
+		}
+		if len(gr.OldDataFiles) == 0 && len(gr.NewDataFiles) == 0 {
+			continue
+		}
+		rw.ApplyResult(gr)
+		applied++
+		for _, df := range slices.Concat(gr.SafePosDeletes, gr.SafeDeletionVectors) {
+			dropped[df.FilePath()] = true
+		}
+	}
+	faultpoint.Hit(FaultCompactAfterDataFiles)
+	for _, d := range dead {
+		if !dropped[d.FilePath()] {
+			dropped[d.FilePath()] = true
 			rw.DeleteFile(d)
 		}
-		if err := rw.Commit(ctx); err != nil {
-			return r, fmt.Errorf("drop dead delete files: %w", err)
-		}
-		if after, err = tx.Commit(ctx); err != nil {
-			return r, fmt.Errorf("drop dead delete files: %w", err)
-		}
-	} else {
-		res, err := tbl.RewriteDataFiles(ctx, groups, table.RewriteDataFilesOptions{SnapshotProps: props, ExtraDeleteFilesToRemove: dead,
-			GroupOptions: []table.CompactionGroupOption{table.WithCompactionTargetFileSize(o.TargetFileSize)}})
-		if err != nil {
-			return r, err
-		}
-		after = res.Table
 	}
-	if after == nil {
-		return r, errors.New("the rewrite returned no table")
+	if applied == 0 && len(dead) == 0 {
+		r.FilesAfter = r.FilesBefore
+		return r, done(ctx)
+	}
+	if err := rw.Commit(ctx); err != nil {
+		return r, fmt.Errorf("commit compaction: %w", err)
+	}
+	after, err := tx.Commit(ctx)
+	if err != nil {
+		return r, fmt.Errorf("commit compaction: %w", err)
+	}
+	faultpoint.Hit(FaultCompactAfterCommit)
+	if err := done(ctx); err != nil {
+		return r, err
 	}
 	r.SnapshotID = after.CurrentSnapshot().SnapshotID
 	tasks, err = after.Scan().PlanFiles(ctx)
@@ -198,6 +247,44 @@ func compactTable(ctx context.Context, tbl *table.Table, o CompactOptions) (Comp
 		r.DeletesAfter += len(t.DeleteFiles)
 	}
 	return r, nil
+}
+
+// rewriteGroup is iceberg-go's ExecuteCompactionGroup with the group's
+// files named with writeID (that function draws its own write UUID, which
+// no record of Lima's could name): it reads the group's tasks with their
+// deletes applied, writes them clustered to files of the target size, and
+// lists the old files and the delete files only they used. A table of
+// format version 3 or more (row lineage, which Lima does not write) goes
+// through ExecuteCompactionGroup itself.
+func rewriteGroup(ctx context.Context, tbl *table.Table, g table.CompactionTaskGroup, target int64, writeID string) (table.CompactionGroupResult, error) {
+	if tbl.Metadata().Version() >= 3 {
+		return table.ExecuteCompactionGroup(ctx, tbl, g, table.WithCompactionTargetFileSize(target))
+	}
+	gr := table.CompactionGroupResult{PartitionKey: g.PartitionKey, BytesBefore: g.TotalSizeBytes}
+	if len(g.Tasks) == 0 {
+		return gr, nil
+	}
+	sc, records, err := tbl.Scan().ReadTasks(ctx, g.Tasks)
+	if err != nil {
+		return gr, fmt.Errorf("read tasks for compaction group %q: %w", g.PartitionKey, err)
+	}
+	opts := []table.WriteRecordOption{table.WithClusteredWrite(), table.WithWriteUUID(uuid.MustParse(writeID))}
+	if target > 0 {
+		opts = append(opts, table.WithTargetFileSize(target))
+	}
+	for df, err := range table.WriteRecords(ctx, tbl, sc, records, opts...) {
+		if err != nil {
+			return gr, fmt.Errorf("write compacted files for group %q: %w", g.PartitionKey, err)
+		}
+		gr.NewDataFiles = append(gr.NewDataFiles, df)
+		gr.BytesAfter += df.FileSizeBytes()
+	}
+	for _, t := range g.Tasks {
+		gr.OldDataFiles = append(gr.OldDataFiles, t.File)
+	}
+	gr.SafePosDeletes = table.CollectSafePositionDeletes(g.Tasks)
+	gr.SafeDeletionVectors = table.CollectSafeDeletionVectors(g.Tasks)
+	return gr, nil
 }
 
 // closeOverDeletes adds to the groups every live data file that shares a

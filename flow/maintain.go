@@ -32,6 +32,7 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
 
 	"github.com/lima-lake/lima/engine/ledger"
 	"github.com/lima-lake/lima/engine/plan"
@@ -41,15 +42,17 @@ import (
 	"github.com/lima-lake/lima/internal/faultpoint"
 )
 
-// Fault points of maintenance (LIMA_FAULTPOINT), for crash tests: right
-// after a table's expiry committed, after the first file only the expired
-// snapshots used was removed, after the expiry and its cleanup, and after
-// its first orphan was removed.
+// Fault points of maintenance (LIMA_FAULTPOINT), for crash tests: inside
+// a table's expiry commit (its new metadata file written, the catalog's
+// pointer not moved), right after the expiry committed, after the first
+// file only the expired snapshots used was removed, after the expiry and
+// its cleanup, and after its first orphan was removed.
 const (
-	FaultMaintainAfterExpireCommit = icesink.FaultAfterExpireCommit
-	FaultMaintainMidExpiredFiles   = icesink.FaultMidExpiredFiles
-	FaultMaintainAfterExpire       = "maintain-after-expire"
-	FaultMaintainMidOrphans        = icesink.FaultMidOrphans
+	FaultMaintainInsideExpireCommit = "maintain-inside-expire-commit"
+	FaultMaintainAfterExpireCommit  = icesink.FaultAfterExpireCommit
+	FaultMaintainMidExpiredFiles    = icesink.FaultMidExpiredFiles
+	FaultMaintainAfterExpire        = "maintain-after-expire"
+	FaultMaintainMidOrphans         = icesink.FaultMidOrphans
 )
 
 // MaintainOptions configure Maintain.
@@ -133,6 +136,11 @@ func Maintain(ctx context.Context, o MaintainOptions) ([]MaintainResult, error) 
 		return nil, err
 	}
 	defer sk.Close()
+	if !o.DryRun {
+		if err := removeInterrupted(ctx, st, sk, p); err != nil {
+			return nil, err
+		}
+	}
 	now := o.Now
 	if now.IsZero() {
 		now = time.Now()
@@ -173,10 +181,22 @@ func Maintain(ctx context.Context, o MaintainOptions) ([]MaintainResult, error) 
 			}
 			return false, ""
 		}
+		var done func(context.Context) error
+		if !o.DryRun {
+			if _, done, err = beginCommit(ctx, st, p.Namespace()+"."+n, 1); err != nil {
+				return out, fmt.Errorf("maintain %s: %w", n, err)
+			}
+		}
+		tbl = icesink.InsideCommit(tbl, sk.Catalog(), FaultMaintainInsideExpireCommit)
 		tbl, r.ExpireResult, err = icesink.Expire(ctx, tbl, icesink.ExpirePolicy{RetainLast: pol.RetainLast, MaxAge: pol.MaxSnapshotAge,
 			Protect: protect, ListProps: []string{run.PropFiles, run.PropCDCFiles}, DryRun: o.DryRun, Now: now})
 		if err != nil {
-			return out, fmt.Errorf("maintain %s: %w", n, err)
+			return out, fmt.Errorf("maintain %s: %w", n, err) // the record stays: the next one removes what the commit wrote
+		}
+		if done != nil {
+			if err := done(ctx); err != nil {
+				return out, fmt.Errorf("maintain %s: %w", n, err)
+			}
 		}
 		faultpoint.Hit(FaultMaintainAfterExpire)
 		if r.OrphanResult, err = icesink.RemoveOrphans(ctx, tbl, pol.OrphanOlderThan, o.DryRun); err != nil {
@@ -185,4 +205,52 @@ func Maintain(ctx context.Context, o MaintainOptions) ([]MaintainResult, error) 
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// beginCommit records, in the state store's inventory of stagings and
+// under the workspace lock, that a commit of table (namespace.name) other
+// than a load's — an expiry, a compaction — begins now, and returns the
+// function that forgets it once the commit and its cleanup are done. A
+// process killed in between leaves the record; the next run, maintain or
+// compact (removeStaged, holding the lock) then removes, as for a load
+// killed inside its commit, the files iceberg-go wrote for the commit and
+// never made current: the files of the table's metadata/ folder named as
+// iceberg-go names them, written since the record, that no metadata
+// version references (icesink RemoveUncommitted).
+//
+// The record's write ids (n of them, at least one) are fresh UUIDs: a
+// commit that writes data files names them with one (a compaction: one
+// per group, since iceberg-go numbers the files of each write from 0), so
+// RemoveStaged removes by name what it wrote and never committed.
+func beginCommit(ctx context.Context, st ledger.Store, tableKey string, n int) ([]string, func(context.Context) error, error) {
+	ids := make([]string, max(n, 1))
+	for i := range ids {
+		ids[i] = uuid.NewString()
+		if err := st.BeginStaging(ctx, ledger.Staging{WriteID: ids[i], Table: tableKey}); err != nil {
+			return nil, nil, fmt.Errorf("record the commit of %s: %w", tableKey, err)
+		}
+	}
+	return ids, func(ctx context.Context) error {
+		for _, id := range ids {
+			if err := st.EndStaging(context.WithoutCancel(ctx), id); err != nil {
+				return fmt.Errorf("forget the commit of %s: %w", tableKey, err)
+			}
+		}
+		return nil
+	}, nil
+}
+
+// removeInterrupted removes, before maintain or compact commits anything,
+// what a killed maintain, compaction or load left half-committed
+// (removeStaged, as a run does at its start). Only when sk is the plan's
+// own sink, the embedded catalog (OpenSink): a staging of a table sk does
+// not have would be forgotten with its files still in the plan's catalog.
+func removeInterrupted(ctx context.Context, st ledger.Store, sk sink.Sink, p *plan.Plan) error {
+	if p.Pattern() == plan.PatternHive || p.Catalog() != plan.CatalogSQLite {
+		return nil
+	}
+	if _, err := removeStaged(ctx, st, sk); err != nil {
+		return fmt.Errorf("remove what an interrupted commit wrote: %w", err)
+	}
+	return nil
 }

@@ -561,6 +561,7 @@ func (t *Table) Stage(ctx context.Context, batches iter.Seq2[arrow.RecordBatch, 
 	if err != nil {
 		return nil, err
 	}
+	tbl = DataFileFault(tbl, t.s.cat) // crash tests only: unarmed, tbl itself
 	st := &staged{t: t, writeID: uuid.NewString()}
 	if err := t.beginStaging(ctx, st.writeID); err != nil {
 		return nil, err

@@ -546,6 +546,48 @@ func allReferencedNames(fs icebergio.IO, tbl *table.Table) (map[string]bool, err
 	return refs, nil
 }
 
+// everReferencedNames are allReferencedNames and the base names of the
+// manifest lists and manifests of every snapshot an earlier metadata
+// version the log names has (a manifest list already gone, or an earlier
+// metadata file, is skipped: nothing to learn from it).
+func everReferencedNames(fs icebergio.IO, tbl *table.Table) (map[string]bool, error) {
+	refs, err := allReferencedNames(fs, tbl)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[int64]bool{}
+	for _, s := range tbl.Metadata().Snapshots() {
+		seen[s.SnapshotID] = true
+	}
+	for e := range tbl.Metadata().PreviousFiles() {
+		m, err := readMetadata(fs, e.MetadataFile)
+		if errors.Is(err, iofs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read the earlier metadata %s: %w", e.MetadataFile, err)
+		}
+		for _, s := range m.Snapshots() {
+			if seen[s.SnapshotID] {
+				continue
+			}
+			seen[s.SnapshotID] = true
+			refs[path.Base(s.ManifestList)] = true
+			mans, err := s.Manifests(fs)
+			if errors.Is(err, iofs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			for _, m := range mans {
+				refs[path.Base(m.FilePath())] = true
+			}
+		}
+	}
+	return refs, nil
+}
+
 // FaultMidOrphans kills the process after the first orphan is removed
 // (LIMA_FAULTPOINT, crash tests).
 const FaultMidOrphans = "maintain-mid-orphans"

@@ -70,11 +70,14 @@ var _ sink.CommitLeftoverRemover = (*Sink)(nil)
 // manifests, manifest list and metadata file iceberg-go writes before the
 // catalog takes the new metadata, named with its own commit UUID, not the
 // write id. A file goes only when it is a regular file named as iceberg-go
-// names them, the current metadata references it nowhere (snapshots,
-// manifests, metadata log), and it was written at or after since, when the
-// interrupted staging began: from then until it died that process held
-// the workspace lock, which the caller holds now, so no other writer of
-// this workspace's lake wrote there meanwhile.
+// names them, no metadata version of the table references it (the
+// current one — snapshots, manifests, metadata log — nor an earlier one
+// the log names: the manifest lists and manifests of snapshots a committed
+// expiry dropped are the expiry cleanup's, which removes them last, as the
+// evidence of what it has still to do), and it was written at or after
+// since, when the interrupted staging began: from then until it died that
+// process held the workspace lock, which the caller holds now, so no other
+// writer of this workspace's lake wrote there meanwhile.
 func (s *Sink) RemoveUncommitted(ctx context.Context, tableName string, since time.Time) (int, error) {
 	since = since.Add(-2 * time.Second) // file times are coarser than the state store's
 	return s.removeUnreferenced(ctx, tableName, "metadata", func(p string, d iofs.DirEntry) bool {
@@ -83,7 +86,7 @@ func (s *Sink) RemoveUncommitted(ctx context.Context, tableName string, since ti
 		}
 		info, err := d.Info()
 		return err == nil && !info.ModTime().Before(since)
-	}, allReferencedNames)
+	}, everReferencedNames)
 }
 
 // removeUnreferenced removes the files below the table's folder sub
