@@ -263,10 +263,8 @@ func TestBrowserReplayActsOnMarkedRows(t *testing.T) {
 func TestBrowserOwnerPickerScrollsToTheHighlight(t *testing.T) {
 	st := seedLedger(t, 40)
 	ctx := context.Background()
-	var names []string
 	for i := 1; i <= 40; i++ {
 		name := fmt.Sprintf("Owner %02d (team)", i)
-		names = append(names, name)
 		if err := st.Assign(ctx, []int64{int64(i)}, name, "ops"); err != nil {
 			t.Fatal(err)
 		}
