@@ -10,10 +10,14 @@ import (
 	"github.com/lima-lake/lima/engine/clean"
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/source"
+	"github.com/lima-lake/lima/engine/source/sqldb"
 )
 
-// The parallel read of a file load. One goroutine reads the files in order
-// and packs their rows into chunks; one worker per core projects, casts
+// The parallel read of a file or database load. One goroutine reads the
+// units in order and packs their rows into chunks (for a database table it
+// also takes the source totals before the first row, writes the raw/
+// extract and marks the rows an upsert's later version supersedes, all in
+// read order, as readUnit does); one worker per core projects, casts
 // and checks the rows of a chunk (castRow: what depends on the row alone);
 // the loader takes the chunks back in input order and settles each row as
 // the sequential path does (settle: watermark, recorded fixes, the key
@@ -29,14 +33,17 @@ import (
 // boundaries everywhere).
 var parallelChunkRows = 1024
 
-// castWorkers is how many workers cast a file load's rows (1: the
-// sequential path).
+// castWorkers is how many workers cast a load's rows, files or a database
+// table alike (1: the sequential path).
 func castWorkers(p *plan.Plan) int {
 	if p != nil && p.ETL.Parallel > 0 {
 		return p.ETL.Parallel
 	}
 	return min(runtime.GOMAXPROCS(0), 8)
 }
+
+// chunkCast, when set (tests), is called once per chunk a worker cast.
+var chunkCast func()
 
 // unitRead is one file of the parallel read: its unit and how the plan's
 // columns map to its fields.
@@ -60,7 +67,10 @@ type rowCast struct {
 type chunk struct {
 	unit *unitRead
 	rows []source.Row
-	res  []rowCast
+	// super[i]: row i is superseded by the next row of an upsert's read
+	// (sqldb.Reader.Superseded): skipped, neither cast nor settled.
+	super []bool
+	res   []rowCast
 	// Row i's projected values, null flags and cells are [i*n, (i+1)*n)
 	// of these (n: the plan's columns).
 	vals  []string
@@ -109,7 +119,7 @@ func (p *pipeline) get(ctx context.Context) *chunk {
 
 func (p *pipeline) put(c *chunk) {
 	clear(c.rows) // let the rows' strings go
-	c.rows, c.res, c.fixes = c.rows[:0], c.res[:0], c.fixes[:0]
+	c.rows, c.super, c.res, c.fixes = c.rows[:0], c.super[:0], c.res[:0], c.fixes[:0]
 	c.unit, c.end, c.err, c.fail = nil, false, nil, nil
 	p.free <- c
 }
@@ -154,6 +164,18 @@ func (p *pipeline) read(ctx context.Context, src source.Source, units []source.U
 			p.send(c)
 			continue
 		}
+		dbr, _ := rd.(*sqldb.Reader)
+		if dbr != nil {
+			// Before the first row: the same snapshot the rows come from
+			// (the loader reads what this sets only after the chunk below
+			// reaches it).
+			if err := p.l.sourceTotals(ctx, u, dbr); err != nil {
+				rd.Close()
+				c.end, c.err = true, err
+				p.send(c)
+				continue
+			}
+		}
 		for n := 0; ; n++ {
 			if n&1023 == 0 && ctx.Err() != nil {
 				rd.Close()
@@ -168,7 +190,15 @@ func (p *pipeline) read(ctx context.Context, src source.Source, units []source.U
 				c.err = err
 				break
 			}
+			if p.l.extract != nil {
+				if err := p.l.extract.add(row); err != nil {
+					rd.Close()
+					p.err = err // the load fails, as readUnit's does
+					return
+				}
+			}
 			c.rows = append(c.rows, row)
+			c.super = append(c.super, dbr != nil && p.l.supersededRow(rd))
 			if len(c.rows) >= parallelChunkRows {
 				p.send(c)
 				if c = p.get(ctx); c == nil {
@@ -196,6 +226,9 @@ func (p *pipeline) cast(cs *clean.Caster) {
 				}
 			}()
 			p.castChunk(cs, c)
+			if chunkCast != nil {
+				chunkCast()
+			}
 		}()
 		c.done <- struct{}{}
 	}
@@ -214,7 +247,7 @@ func (p *pipeline) castChunk(cs *clean.Caster, c *chunk) {
 		row := &c.rows[i]
 		r := &c.res[i]
 		*r = rowCast{fixLo: len(c.fixes), fixHi: len(c.fixes)}
-		if row.Kind != source.Data {
+		if row.Kind != source.Data || c.super[i] {
 			continue
 		}
 		vals, nulls := projectInto(idx, *row, c.vals[i*n:(i+1)*n], c.nulls[i*n:(i+1)*n])
@@ -296,6 +329,10 @@ func (l *loader) settleChunks(ctx context.Context, p *pipeline, emit func() erro
 			l.tr.RowsRead++
 			l.prog.RowsRead.Add(1)
 			l.prog.Bytes.Add(int64(len(row.Raw) + 1))
+			if c.super[i] {
+				l.skip(SkipSuperseded)
+				continue
+			}
 			if done, err := l.nonData(ctx, row); err != nil {
 				l.tr.Files = append(l.tr.Files, fr)
 				return err

@@ -667,9 +667,7 @@ func (f *fileLoad) stage(ctx context.Context) error {
 		return err
 	}
 	f.l = l
-	if !f.isDB {
-		l.workers = castWorkers(o.Plan)
-	}
+	l.workers = castWorkers(o.Plan)
 	f.onClose(func() { l.caster.Release() })
 	f.onClose(l.closeKeys)
 	f.onClose(func() { l.extract.discard() })
@@ -1216,8 +1214,8 @@ type loader struct {
 	mark time.Duration
 	// kbuf is keyHash's buffer.
 	kbuf []byte
-	// workers cast the rows of a file load in parallel (parallel.go);
-	// 0 or 1: the sequential path (a database read is always sequential).
+	// workers cast the rows of a load in parallel (parallel.go); 0 or 1:
+	// the sequential path.
 	workers int
 }
 
