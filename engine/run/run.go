@@ -1217,6 +1217,8 @@ type loader struct {
 	// workers cast the rows of a load in parallel (parallel.go); 0 or 1:
 	// the sequential path.
 	workers int
+	// touched keeps the key set's Touch reads (settleChunks) alive.
+	touched uint64
 }
 
 // keyHash hashes a row's key cells exactly as hashKey hashes their
@@ -1224,12 +1226,18 @@ type loader struct {
 // upsert's lake keys hash the same bytes), from a reused buffer, without
 // making a string per value.
 func (l *loader) keyHash(cells []clean.Cell) [2]uint64 {
-	b := l.kbuf[:0]
+	return l.keyHashInto(&l.kbuf, cells)
+}
+
+// keyHashInto is keyHash with the caller's buffer (the parallel workers
+// hash with their own).
+func (l *loader) keyHashInto(buf *[]byte, cells []clean.Cell) [2]uint64 {
+	b := (*buf)[:0]
 	for _, i := range l.keyCols {
 		b = clean.AppendCell(b, l.rs.types[i], cells[i])
 		b = append(b, 0)
 	}
-	l.kbuf = b
+	*buf = b
 	return [2]uint64{maphash.Bytes(l.seeds[0], b), maphash.Bytes(l.seeds[1], b)}
 }
 
