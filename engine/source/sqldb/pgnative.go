@@ -10,10 +10,10 @@ package sqldb
 // bytes are decoded by its type OID straight into the canonical text of
 // the package doc, all of a row's values in one string (one allocation per
 // row). The common types have their own decoder (int2/4/8, float4/8,
-// numeric, text/varchar/bpchar/name, bool, date, timestamp, timestamptz,
-// uuid, bytea); any other type, any value outside a decoder's fast range
-// (years outside 1..9999, infinities, NaN, numerics beyond the fast
-// decoder) goes through exactly the conversion database/sql's driver does
+// numeric, text/varchar/bpchar/name, json/jsonb, bool, date, timestamp,
+// timestamptz, uuid, bytea); any other type, any value outside a
+// decoder's fast range (years outside 1..9999, infinities, NaN, numerics
+// beyond the fast decoder) goes through exactly the conversion database/sql's driver does
 // (pgx/v5/stdlib's per-OID value functions) and Text: the text is the
 // legacy path's, byte for byte (TestPostgresNativeMatchesLegacy).
 //
@@ -130,6 +130,12 @@ func fastKind(oid uint32, format int16, planType string) pgKind {
 		}
 	case pgtype.ByteaOID:
 		if bin && planType == "binary" {
+			return pgRaw
+		}
+	case pgtype.JSONOID, pgtype.JSONBOID:
+		// Sent as text (not in pgResultFormats): stdlib copies the bytes
+		// and Text keeps them as they are.
+		if !bin && planType == "string" {
 			return pgRaw
 		}
 	case pgtype.Int2OID:
