@@ -362,7 +362,10 @@ func (l *loader) settleChunks(ctx context.Context, p *pipeline, emit func() erro
 			if r.hasNull {
 				nulls = c.nulls[lo:hi:hi]
 			}
-			if err := l.settle(ctx, row, c.vals[lo:hi:hi], nulls, r.castFailed, r.all); err != nil {
+			l.preKey, l.preKeyed = r.key, r.keyed
+			err := l.settle(ctx, row, c.vals[lo:hi:hi], nulls, r.castFailed, r.all)
+			l.preKeyed = false
+			if err != nil {
 				l.tr.Files = append(l.tr.Files, fr)
 				return err
 			}

@@ -1219,6 +1219,10 @@ type loader struct {
 	workers int
 	// touched keeps the key set's Touch reads (settleChunks) alive.
 	touched uint64
+	// preKey is the hash of the key cells of the row being settled, as a
+	// parallel worker computed it (preKeyed: it did, on the row as read).
+	preKey   [2]uint64
+	preKeyed bool
 }
 
 // keyHash hashes a row's key cells exactly as hashKey hashes their
@@ -1836,7 +1840,11 @@ func (l *loader) settle(ctx context.Context, row source.Row, vals []string, null
 	// table does not have the key: then a new key is the row's for good.
 	inserted := false
 	keyOf := func() (dup, inTable bool, err error) {
-		key = l.keyHash(cells)
+		if l.preKeyed && !fixed {
+			key = l.preKey // the worker's hash of these cells (the row as read)
+		} else {
+			key = l.keyHash(cells)
+		}
 		if l.tableKeys != nil && l.tableKeys.Len() > 0 {
 			if inTable, err = l.tableKeys.Contains(key); err != nil {
 				return false, false, err
