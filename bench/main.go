@@ -41,6 +41,8 @@ type options struct {
 	// lima, interleaved; repeat is how many times each is run.
 	base   string
 	repeat int
+	// csv: run the CSV part (Lima and DuckDB on the generated file).
+	csv bool
 	// PostgreSQL part (pg.go).
 	postgres   bool
 	pgRows     int64
@@ -70,6 +72,7 @@ func main() {
 	fs.StringVar(&o.base, "lima-base", "", "also measure this lima-tui binary (e.g. a build of main) on the same input, interleaved with the new one")
 	fs.IntVar(&o.repeat, "repeat", 1, "run Lima (and -lima-base) and DuckDB typed COPY this many times each, interleaved, and print every run with the machine's load")
 	fs.BoolVar(&o.tee, "v", false, "show the children's stderr (Lima's progress lines) as they run")
+	fs.BoolVar(&o.csv, "csv", true, "run the CSV part (false: only the PostgreSQL part, e.g. -csv=false -repeat 3 -lima-base OLD)")
 	fs.BoolVar(&o.postgres, "postgres", true, "also load a generated PostgreSQL table and compare with COPY TO STDOUT (DSN in "+pgDSNEnv+", default the local server; skipped loudly when unreachable)")
 	fs.Int64Var(&o.pgRows, "pg-rows", 0, "rows of the PostgreSQL table (default: -rows)")
 	fs.IntVar(&o.pgParallel, "pg-parallel", 2, "max_parallel_reads of the PostgreSQL load")
@@ -171,6 +174,12 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		}
 	}
 
+	if !o.csv {
+		if !o.postgres {
+			return errors.New("-csv=false -postgres=false leaves nothing to measure")
+		}
+		return runPostgres(ctx, o, root, lima, out)
+	}
 	ws, err := prepareWorkspace(root, o.rows, lima)
 	if err != nil {
 		return err

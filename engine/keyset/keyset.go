@@ -92,6 +92,18 @@ func (s *Set) Contains(k Key) (bool, error) {
 	return ok, err
 }
 
+// Reserve sizes the in-memory table for n keys (at most the table's share
+// of the budget), so that adding them rehashes nothing. It changes no
+// answer.
+func (s *Set) Reserve(n int64) { s.c.reserve(n) }
+
+// Touch reads the table slot where a probe of k starts, so that an Add or
+// Contains of k soon after finds it in the CPU cache: a caller touches
+// the keys of a batch first, and those reads, independent of each other,
+// overlap. It changes nothing; its result only keeps the read from being
+// optimised away.
+func (s *Set) Touch(k Key) uint64 { return s.c.touch(k) }
+
 // Len is the number of distinct keys in the set.
 func (s *Set) Len() int64 { return s.c.total }
 
@@ -353,9 +365,30 @@ func (c *core[E]) add(e E) (E, bool, error) {
 	return e, false, nil
 }
 
-func (c *core[E]) grow() {
+func (c *core[E]) grow() { c.resize(min(2*len(c.slots), c.maxSlots)) }
+
+func (c *core[E]) reserve(n int64) {
+	// n keys stay below three quarters of the table (add grows at it).
+	n = max(0, min(n, int64(c.maxSlots)))
+	want := max(min(int(n*4/3+8), c.maxSlots), initialSlots)
+	if want > len(c.slots) {
+		c.resize(want)
+	}
+}
+
+func (c *core[E]) touch(k Key) uint64 {
+	if len(c.slots) == 0 {
+		return 0
+	}
+	hi, _ := bits.Mul64(mix(k), uint64(len(c.slots)))
+	return c.slots[hi].key()[0]
+}
+
+// resize moves the table's entries to a table of size slots (more than
+// it holds).
+func (c *core[E]) resize(size int) {
 	old := c.slots
-	c.slots = make([]E, min(2*len(old), c.maxSlots))
+	c.slots = make([]E, size)
 	for _, e := range old {
 		if e.key() != (Key{}) {
 			i, _ := c.slot(e.key())

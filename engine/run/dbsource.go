@@ -177,6 +177,9 @@ func (l *loader) sourceTotals(ctx context.Context, u source.Unit, r *sqldb.Reade
 	}
 	l.tr.SourceTotals = st
 	l.dbReader = r
+	if len(l.keyCols) > 0 {
+		l.keys.Reserve(n) // at most n keys: the key set never rehashes
+	}
 	if err := l.startExtract(u, r); err != nil {
 		return err
 	}

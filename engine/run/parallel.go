@@ -10,10 +10,14 @@ import (
 	"github.com/lima-lake/lima/engine/clean"
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/source"
+	"github.com/lima-lake/lima/engine/source/sqldb"
 )
 
-// The parallel read of a file load. One goroutine reads the files in order
-// and packs their rows into chunks; one worker per core projects, casts
+// The parallel read of a file or database load. One goroutine reads the
+// units in order and packs their rows into chunks (for a database table it
+// also takes the source totals before the first row, writes the raw/
+// extract and marks the rows an upsert's later version supersedes, all in
+// read order, as readUnit does); one worker per core projects, casts
 // and checks the rows of a chunk (castRow: what depends on the row alone);
 // the loader takes the chunks back in input order and settles each row as
 // the sequential path does (settle: watermark, recorded fixes, the key
@@ -29,14 +33,17 @@ import (
 // boundaries everywhere).
 var parallelChunkRows = 1024
 
-// castWorkers is how many workers cast a file load's rows (1: the
-// sequential path).
+// castWorkers is how many workers cast a load's rows, files or a database
+// table alike (1: the sequential path).
 func castWorkers(p *plan.Plan) int {
 	if p != nil && p.ETL.Parallel > 0 {
 		return p.ETL.Parallel
 	}
 	return min(runtime.GOMAXPROCS(0), 8)
 }
+
+// chunkCast, when set (tests), is called once per chunk a worker cast.
+var chunkCast func()
 
 // unitRead is one file of the parallel read: its unit and how the plan's
 // columns map to its fields.
@@ -54,13 +61,21 @@ type rowCast struct {
 	// a held row keeps it).
 	all          []clean.CellError
 	fixLo, fixHi int
+	// key is the hash of the row's key cells (keyed: the row passed its
+	// cast and checks and the table has a key): the loader touches its
+	// key set slots a chunk at a time before settling the rows.
+	key   [2]uint64
+	keyed bool
 }
 
 // chunk is a run of consecutive rows of one unit.
 type chunk struct {
 	unit *unitRead
 	rows []source.Row
-	res  []rowCast
+	// super[i]: row i is superseded by the next row of an upsert's read
+	// (sqldb.Reader.Superseded): skipped, neither cast nor settled.
+	super []bool
+	res   []rowCast
 	// Row i's projected values, null flags and cells are [i*n, (i+1)*n)
 	// of these (n: the plan's columns).
 	vals  []string
@@ -109,7 +124,7 @@ func (p *pipeline) get(ctx context.Context) *chunk {
 
 func (p *pipeline) put(c *chunk) {
 	clear(c.rows) // let the rows' strings go
-	c.rows, c.res, c.fixes = c.rows[:0], c.res[:0], c.fixes[:0]
+	c.rows, c.super, c.res, c.fixes = c.rows[:0], c.super[:0], c.res[:0], c.fixes[:0]
 	c.unit, c.end, c.err, c.fail = nil, false, nil, nil
 	p.free <- c
 }
@@ -154,6 +169,18 @@ func (p *pipeline) read(ctx context.Context, src source.Source, units []source.U
 			p.send(c)
 			continue
 		}
+		dbr, _ := rd.(*sqldb.Reader)
+		if dbr != nil {
+			// Before the first row: the same snapshot the rows come from
+			// (the loader reads what this sets only after the chunk below
+			// reaches it).
+			if err := p.l.sourceTotals(ctx, u, dbr); err != nil {
+				rd.Close()
+				c.end, c.err = true, err
+				p.send(c)
+				continue
+			}
+		}
 		for n := 0; ; n++ {
 			if n&1023 == 0 && ctx.Err() != nil {
 				rd.Close()
@@ -168,7 +195,15 @@ func (p *pipeline) read(ctx context.Context, src source.Source, units []source.U
 				c.err = err
 				break
 			}
+			if p.l.extract != nil {
+				if err := p.l.extract.add(row); err != nil {
+					rd.Close()
+					p.err = err // the load fails, as readUnit's does
+					return
+				}
+			}
 			c.rows = append(c.rows, row)
+			c.super = append(c.super, dbr != nil && p.l.supersededRow(rd))
 			if len(c.rows) >= parallelChunkRows {
 				p.send(c)
 				if c = p.get(ctx); c == nil {
@@ -188,6 +223,7 @@ func (p *pipeline) read(ctx context.Context, src source.Source, units []source.U
 // cast is a worker: it casts the chunks it is given with its fork of the
 // loader's caster.
 func (p *pipeline) cast(cs *clean.Caster) {
+	var kbuf []byte
 	for c := range p.work {
 		func() {
 			defer func() {
@@ -195,13 +231,16 @@ func (p *pipeline) cast(cs *clean.Caster) {
 					c.fail = fmt.Errorf("internal error while casting: %v", r)
 				}
 			}()
-			p.castChunk(cs, c)
+			p.castChunk(cs, c, &kbuf)
+			if chunkCast != nil {
+				chunkCast()
+			}
 		}()
 		c.done <- struct{}{}
 	}
 }
 
-func (p *pipeline) castChunk(cs *clean.Caster, c *chunk) {
+func (p *pipeline) castChunk(cs *clean.Caster, c *chunk, kbuf *[]byte) {
 	n, rows := p.n, len(c.rows)
 	c.res = slices.Grow(c.res[:0], rows)[:rows]
 	if cap(c.vals) < rows*n {
@@ -214,7 +253,7 @@ func (p *pipeline) castChunk(cs *clean.Caster, c *chunk) {
 		row := &c.rows[i]
 		r := &c.res[i]
 		*r = rowCast{fixLo: len(c.fixes), fixHi: len(c.fixes)}
-		if row.Kind != source.Data {
+		if row.Kind != source.Data || c.super[i] {
 			continue
 		}
 		vals, nulls := projectInto(idx, *row, c.vals[i*n:(i+1)*n], c.nulls[i*n:(i+1)*n])
@@ -225,6 +264,9 @@ func (p *pipeline) castChunk(cs *clean.Caster, c *chunk) {
 			r.castFailed, r.all = true, slices.Clone(errs)
 		} else {
 			r.all = clean.Evaluate(p.l.checks, cells, vals, nil)
+			if len(r.all) == 0 && len(p.l.keyCols) > 0 {
+				r.key, r.keyed = p.l.keyHashInto(kbuf, cells), true
+			}
 		}
 		copy(c.cells[i*n:(i+1)*n], cells)
 		c.fixes = cs.AppendPending(c.fixes)
@@ -290,12 +332,23 @@ func (l *loader) settleChunks(ctx context.Context, p *pipeline, emit func() erro
 			l.tr.Files = append(l.tr.Files, fr)
 			return err
 		}
+		// The key set's slots of the chunk's keys, read in one loop whose
+		// reads overlap, are in the CPU cache when settle probes them.
+		for i := range c.res {
+			if c.res[i].keyed {
+				l.touched ^= l.keys.Touch(c.res[i].key)
+			}
+		}
 		for i := range c.rows {
 			row := c.rows[i]
 			fr.RowsRead++
 			l.tr.RowsRead++
 			l.prog.RowsRead.Add(1)
 			l.prog.Bytes.Add(int64(len(row.Raw) + 1))
+			if c.super[i] {
+				l.skip(SkipSuperseded)
+				continue
+			}
 			if done, err := l.nonData(ctx, row); err != nil {
 				l.tr.Files = append(l.tr.Files, fr)
 				return err
@@ -309,7 +362,10 @@ func (l *loader) settleChunks(ctx context.Context, p *pipeline, emit func() erro
 			if r.hasNull {
 				nulls = c.nulls[lo:hi:hi]
 			}
-			if err := l.settle(ctx, row, c.vals[lo:hi:hi], nulls, r.castFailed, r.all); err != nil {
+			l.preKey, l.preKeyed = r.key, r.keyed
+			err := l.settle(ctx, row, c.vals[lo:hi:hi], nulls, r.castFailed, r.all)
+			l.preKeyed = false
+			if err != nil {
 				l.tr.Files = append(l.tr.Files, fr)
 				return err
 			}

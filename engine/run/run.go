@@ -667,9 +667,7 @@ func (f *fileLoad) stage(ctx context.Context) error {
 		return err
 	}
 	f.l = l
-	if !f.isDB {
-		l.workers = castWorkers(o.Plan)
-	}
+	l.workers = castWorkers(o.Plan)
 	f.onClose(func() { l.caster.Release() })
 	f.onClose(l.closeKeys)
 	f.onClose(func() { l.extract.discard() })
@@ -1216,9 +1214,15 @@ type loader struct {
 	mark time.Duration
 	// kbuf is keyHash's buffer.
 	kbuf []byte
-	// workers cast the rows of a file load in parallel (parallel.go);
-	// 0 or 1: the sequential path (a database read is always sequential).
+	// workers cast the rows of a load in parallel (parallel.go); 0 or 1:
+	// the sequential path.
 	workers int
+	// touched keeps the key set's Touch reads (settleChunks) alive.
+	touched uint64
+	// preKey is the hash of the key cells of the row being settled, as a
+	// parallel worker computed it (preKeyed: it did, on the row as read).
+	preKey   [2]uint64
+	preKeyed bool
 }
 
 // keyHash hashes a row's key cells exactly as hashKey hashes their
@@ -1226,12 +1230,18 @@ type loader struct {
 // upsert's lake keys hash the same bytes), from a reused buffer, without
 // making a string per value.
 func (l *loader) keyHash(cells []clean.Cell) [2]uint64 {
-	b := l.kbuf[:0]
+	return l.keyHashInto(&l.kbuf, cells)
+}
+
+// keyHashInto is keyHash with the caller's buffer (the parallel workers
+// hash with their own).
+func (l *loader) keyHashInto(buf *[]byte, cells []clean.Cell) [2]uint64 {
+	b := (*buf)[:0]
 	for _, i := range l.keyCols {
 		b = clean.AppendCell(b, l.rs.types[i], cells[i])
 		b = append(b, 0)
 	}
-	l.kbuf = b
+	*buf = b
 	return [2]uint64{maphash.Bytes(l.seeds[0], b), maphash.Bytes(l.seeds[1], b)}
 }
 
@@ -1830,7 +1840,11 @@ func (l *loader) settle(ctx context.Context, row source.Row, vals []string, null
 	// table does not have the key: then a new key is the row's for good.
 	inserted := false
 	keyOf := func() (dup, inTable bool, err error) {
-		key = l.keyHash(cells)
+		if l.preKeyed && !fixed {
+			key = l.preKey // the worker's hash of these cells (the row as read)
+		} else {
+			key = l.keyHash(cells)
+		}
 		if l.tableKeys != nil && l.tableKeys.Len() > 0 {
 			if inTable, err = l.tableKeys.Contains(key); err != nil {
 				return false, false, err

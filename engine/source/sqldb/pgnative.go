@@ -8,12 +8,12 @@ package sqldb
 // connection under the database/sql one (sql.Conn.Raw), in the extended
 // protocol's binary result format pgx asks for, and each column's raw
 // bytes are decoded by its type OID straight into the canonical text of
-// the package doc, all of a row's values in one string (one allocation per
-// row). The common types have their own decoder (int2/4/8, float4/8,
-// numeric, text/varchar/bpchar/name, bool, date, timestamp, timestamptz,
-// uuid, bytea); any other type, any value outside a decoder's fast range
-// (years outside 1..9999, infinities, NaN, numerics beyond the fast
-// decoder) goes through exactly the conversion database/sql's driver does
+// the package doc, the values of pgFillRows rows in one string (one
+// allocation per pgFillRows rows). The common types have their own decoder (int2/4/8, float4/8,
+// numeric, text/varchar/bpchar/name, json/jsonb, bool, date, timestamp,
+// timestamptz, uuid, bytea); any other type, any value outside a
+// decoder's fast range (years outside 1..9999, infinities, NaN, numerics
+// beyond the fast decoder) goes through exactly the conversion database/sql's driver does
 // (pgx/v5/stdlib's per-OID value functions) and Text: the text is the
 // legacy path's, byte for byte (TestPostgresNativeMatchesLegacy).
 //
@@ -96,15 +96,23 @@ type pgCol struct {
 // pgDecoder decodes the raw values of one query's rows.
 type pgDecoder struct {
 	cols []pgCol
+	// buf holds the texts of the rows decoded since the last fill, ends
+	// the end of each of their values in buf (a row after another).
 	buf  []byte
 	ends []int
 }
+
+// pgFillRows is how many rows' texts share one string: one allocation per
+// pgFillRows rows instead of one per row. A value kept past its row (a
+// held-back row's values, a sample) keeps that string alive: at most
+// pgFillRows rows of text.
+const pgFillRows = 64
 
 func newPGDecoder(m *pgtype.Map, fds []pgconnField, cols []ColumnInfo) (*pgDecoder, error) {
 	if len(fds) != len(cols) {
 		return nil, fmt.Errorf("sqldb: query returned %d columns, want %d", len(fds), len(cols))
 	}
-	d := &pgDecoder{cols: make([]pgCol, len(cols)), ends: make([]int, len(cols))}
+	d := &pgDecoder{cols: make([]pgCol, len(cols)), ends: make([]int, 0, len(cols)*pgFillRows)}
 	for i, fd := range fds {
 		c := pgCol{planType: cols[i].PlanType, slow: stdlibValueFunc(m, fd.oid, fd.format)}
 		c.scale, c.pad = decimalScale(c.planType)
@@ -130,6 +138,12 @@ func fastKind(oid uint32, format int16, planType string) pgKind {
 		}
 	case pgtype.ByteaOID:
 		if bin && planType == "binary" {
+			return pgRaw
+		}
+	case pgtype.JSONOID, pgtype.JSONBOID:
+		// Sent as text (not in pgResultFormats): stdlib copies the bytes
+		// and Text keeps them as they are.
+		if !bin && planType == "string" {
 			return pgRaw
 		}
 	case pgtype.Int2OID:
@@ -193,33 +207,46 @@ func stdlibValueFunc(m *pgtype.Map, oid uint32, format int16) func(src []byte) (
 	return func(src []byte) (driver.Value, error) { err := p.Scan(src, &d); return d, err }
 }
 
-// row decodes one row's raw values (nil: NULL) into vals and, when a
-// value is NULL, nulls (both len(d.cols), zeroed; a chunk's rows share
-// one allocation of each).
+// row decodes one row's raw values (nil: NULL) into the decoder's buffer
+// and, when a value is NULL, nulls (len(d.cols), zeroed; a chunk's rows
+// share one allocation of each). vals (len(d.cols)) become the row's
+// Values; they are set by the next fill, which must come before the row
+// is used.
 func (d *pgDecoder) row(raw [][]byte, unit string, vals []string, nulls []bool) (source.Row, error) {
 	row := source.Row{Kind: source.Data, Values: vals, Loc: source.Locator{Unit: unit}}
-	buf := d.buf[:0]
+	buf, mark, nEnds := d.buf, len(d.buf), len(d.ends)
 	for i, src := range raw {
 		if src == nil {
 			row.Nulls = nulls
 			row.Nulls[i] = true
-			d.ends[i] = len(buf)
+			d.ends = append(d.ends, len(buf))
 			continue
 		}
 		var err error
 		if buf, err = d.cols[i].appendText(buf, src); err != nil {
+			d.buf, d.ends = buf[:mark], d.ends[:nEnds]
 			return source.Row{}, fmt.Errorf("convert field %d failed: %w", i, err)
 		}
-		d.ends[i] = len(buf)
+		d.ends = append(d.ends, len(buf))
 	}
 	d.buf = buf
-	all := string(buf)
-	start := 0
-	for i, end := range d.ends {
-		row.Values[i] = all[start:end]
-		start = end
-	}
 	return row, nil
+}
+
+// fill sets the Values of rows, the rows decoded since the last fill in
+// order, from one string of their texts.
+func (d *pgDecoder) fill(rows []source.Row) {
+	all := string(d.buf)
+	start, k := 0, 0
+	for r := range rows {
+		vals := rows[r].Values
+		for i := range vals {
+			end := d.ends[k]
+			vals[i] = all[start:end]
+			start, k = end, k+1
+		}
+	}
+	d.buf, d.ends = d.buf[:0], d.ends[:0]
 }
 
 // appendText appends the canonical text of one non-null value.
@@ -582,6 +609,9 @@ func (r *Reader) streamPG(ctx context.Context, conn *sql.Conn, q string, args []
 				return err
 			}
 			chunk = append(chunk, row)
+			if len(chunk)%pgFillRows == 0 {
+				dec.fill(chunk[len(chunk)-pgFillRows:])
+			}
 			if len(chunk) == chunkRows {
 				if !send(parItem{rows: chunk}) {
 					stopped = true
@@ -593,6 +623,7 @@ func (r *Reader) streamPG(ctx context.Context, conn *sql.Conn, q string, args []
 		if err := rows.Err(); err != nil {
 			return err
 		}
+		dec.fill(chunk[len(chunk)/pgFillRows*pgFillRows:])
 		if len(chunk) > 0 && !send(parItem{rows: chunk}) {
 			stopped = true
 		}

@@ -36,7 +36,7 @@ var pgGenCols = []pgGenCol{
 	{"f4", "real"}, {"f8", "double precision"}, {"dec", "numeric(12,2)"}, {"dec38", "numeric(38,10)"},
 	{"num", "numeric"}, {"txt", "text"}, {"vc", "varchar(20)"}, {"bp", "char(5)"}, {"ok", "boolean"},
 	{"d", "date"}, {"ts", "timestamp"}, {"tstz", "timestamptz"}, {"u", "uuid"}, {"b", "bytea"},
-	{"j", "jsonb"}, {"tod", "time"}, {"m", "money"}, {"arr", "integer[]"},
+	{"j", "jsonb"}, {"tod", "time"}, {"m", "money"}, {"arr", "integer[]"}, {"js", "json"},
 }
 
 type genCell struct {
@@ -132,6 +132,10 @@ func pgGenRows(n int) [][]genCell {
 			maybe(genCell{lit(tod), tod}),
 			maybe(genCell{decText(big.NewInt(cents), 2), decText(big.NewInt(cents), 2)}),
 			maybe(genCell{lit(fmt.Sprintf("{%d,%d}", i, -i)), fmt.Sprintf("[%d,%d]", i, -i)}),
+			// json keeps its text as written (spaces, key order, escapes).
+			// (NULL every 8th row, without drawing from rng: the other
+			// columns' values stay as they were.)
+			map[bool]genCell{false: {lit(fmt.Sprintf(`{ "z" : %d,"a":[ %q ] }`, i, txt)), fmt.Sprintf(`{ "z" : %d,"a":[ %q ] }`, i, txt)}, true: null}[i%8 == 0],
 		})
 	}
 	// Edge rows: every column at its edges, by hand.
@@ -177,6 +181,14 @@ func pgGenRows(n int) [][]genCell {
 			e("NULL", ""), e("NULL", ""), e("NULL", ""), e("NULL", ""),
 			e("NULL", ""), e("NULL", ""), e("NULL", ""),
 			e("NULL", ""), e("NULL", ""), e("NULL", ""), e("NULL", ""), e("NULL", ""), e("NULL", "")},
+	}
+	jsonEdge := []genCell{e(`'"\u00e9 ü"'`, `"\u00e9 ü"`), e("'null'", "null"), e("' [] '", " [] "), e("'{\"a\":1,\"a\":2}'", `{"a":1,"a":2}`)}
+	for k := range edge {
+		c := e("NULL", "")
+		if k < len(jsonEdge) {
+			c = jsonEdge[k]
+		}
+		edge[k] = append(edge[k], c)
 	}
 	for k, r := range edge {
 		id := strconv.Itoa(n + 1 + k)
@@ -464,5 +476,31 @@ func TestPostgresNativeQueryFailureIsUnreadable(t *testing.T) {
 		if err := r.Close(); err != nil {
 			t.Errorf("legacy %v: Close: %v", legacy, err)
 		}
+	}
+}
+
+// json and jsonb, sent as text, are copied as they are (their text is the
+// legacy path's: TestPostgresNativeMatchesLegacy); in binary (jsonb's
+// starts with a version byte) or under another plan type they keep the
+// slow path.
+func TestPostgresJSONFastKind(t *testing.T) {
+	for _, c := range []struct {
+		oid    uint32
+		format int16
+		typ    string
+		want   pgKind
+	}{
+		{pgtype.JSONBOID, pgtype.TextFormatCode, "string", pgRaw},
+		{pgtype.JSONOID, pgtype.TextFormatCode, "string", pgRaw},
+		{pgtype.JSONBOID, pgtype.BinaryFormatCode, "string", pgSlow},
+		{pgtype.JSONOID, pgtype.BinaryFormatCode, "string", pgSlow},
+		{pgtype.JSONBOID, pgtype.TextFormatCode, "binary", pgSlow},
+	} {
+		if got := fastKind(c.oid, c.format, c.typ); got != c.want {
+			t.Errorf("fastKind(%d, format %d, %s) = %d, want %d", c.oid, c.format, c.typ, got, c.want)
+		}
+	}
+	if f, ok := pgResultFormats[pgtype.JSONBOID]; ok && f != pgtype.TextFormatCode {
+		t.Errorf("jsonb is asked for in format %d; its fast path reads text", f)
 	}
 }
