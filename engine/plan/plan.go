@@ -316,8 +316,8 @@ type ETL struct {
 	// load, gate 4's duplicate check); 0 means 64. Keys beyond it spill to
 	// sorted temporary files in .lima/tmp.
 	KeyMemoryMB int `yaml:"key_memory_mb,omitempty"`
-	// Parallel is how many workers cast and check the rows of a file load:
-	// 0 means one per core (GOMAXPROCS, at most MaxParallel), 1 the
+	// Parallel is how many workers cast and check the rows of a load, from
+	// files or a database: 0 means one per core (GOMAXPROCS, at most MaxParallel), 1 the
 	// sequential path. The result is the same whatever the number.
 	Parallel int `yaml:"parallel,omitempty"`
 }
