@@ -3,7 +3,11 @@
 package main
 
 import (
+	"bytes"
+	"compress/flate"
+	"encoding/binary"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +15,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/hamba/avro/v2/ocf"
 )
 
 // The hostile-input corpus (issue 17): files, plans, command-line flags and
@@ -403,6 +409,35 @@ func hostileCorpus(t *testing.T) []hostileCase {
 			args: runJSON(), code: exitPrecondition, msg: ".lima", nothing: true},
 	)
 
+	// ── Avro: damaged containers are one file exception each, read within
+	// the memory bound, never half loaded ──
+	good := avroCorpusFile(t, 300, ocf.Null)
+	sync := good[len(good)-16:]
+	header := good[:bytes.Index(good, sync)+16]
+	block := func(count, size int64, data []byte) string {
+		b := append(append([]byte{}, header...), zigzag(count)...)
+		b = append(append(b, zigzag(size)...), data...)
+		return string(append(b, sync...))
+	}
+	var bomb bytes.Buffer
+	zw, _ := flate.NewWriter(&bomb, flate.BestSpeed)
+	zw.Write(make([]byte, 65<<20))
+	zw.Close()
+	deflated := avroCorpusFile(t, 2, ocf.Deflate)
+	dsync := deflated[len(deflated)-16:]
+	dheader := deflated[:bytes.Index(deflated, dsync)+16]
+	bombFile := append(append(append([]byte{}, dheader...), zigzag(1)...), zigzag(int64(bomb.Len()))...)
+	bombFile = append(append(bombFile, bomb.Bytes()...), dsync...)
+	two := string(avroCorpusFile(t, 2, ocf.Snappy))
+	add(
+		withRule(fileCaseP("avro/cut-short", avroPlan, map[string]string{"in/a.avro": string(good[:len(good)*2/3]), "in/b.avro": two}, c4(2, 2, 0, 0)), "unreadable_file"),
+		withRule(fileCaseP("avro/csv-named-avro", avroPlan, map[string]string{"in/a.avro": hdr + rows(1, 3), "in/b.avro": two}, c4(2, 2, 0, 0)), "unreadable_file"),
+		withRule(fileCaseP("avro/block-claims-1TiB", avroPlan, map[string]string{"in/a.avro": block(1, 1<<40, nil), "in/b.avro": two}, c4(2, 2, 0, 0)), "unreadable_file"),
+		withRule(fileCaseP("avro/10^12-records-in-3-bytes", avroPlan, map[string]string{"in/a.avro": block(1_000_000_000_000, 3, []byte{2, 0, 0}), "in/b.avro": two}, c4(2, 2, 0, 0)), "unreadable_file"),
+		withRule(fileCaseP("avro/string-claims-1TiB", avroPlan, map[string]string{"in/a.avro": block(1, 8, append(zigzag(1), zigzag(1<<40)...)), "in/b.avro": two}, c4(2, 2, 0, 0)), "unreadable_file"),
+		withRule(fileCaseP("avro/deflate-bomb-65MiB", avroPlan, map[string]string{"in/a.avro": string(bombFile), "in/b.avro": two}, c4(2, 2, 0, 0)), "unreadable_file"),
+	)
+
 	// ── Signals: a verb that waits honours SIGTERM ──
 	add(
 		// 90M rows take minutes to generate: SIGTERM ends it at once,
@@ -417,6 +452,47 @@ func hostileCorpus(t *testing.T) []hostileCase {
 			args: []string{"schedule", "--once"}, term: 2 * time.Second, code: exitError, timeout: 40 * time.Second},
 	)
 	return cs
+}
+
+// avroPlan reads Avro files: id, amount (a decimal), note.
+const avroPlan = `schema_version: 1
+platform: {prefix: hostile}
+sources:
+  in: {kind: files, path: in}
+tables:
+  orders:
+    source: {name: in, files: ["*.avro"]}
+    columns:
+      - {name: id, type: long, required: true}
+      - {name: amount, type: "decimal(10,2)"}
+      - {name: note, type: string}
+    load: {keys: [id]}
+`
+
+// avroCorpusFile writes ids 1..n with the Avro library's own writer, ten
+// records a block.
+func avroCorpusFile(t *testing.T, n int, codec ocf.CodecName) []byte {
+	var buf bytes.Buffer
+	enc, err := ocf.NewEncoder(`{"type":"record","name":"o","fields":[{"name":"id","type":"long"},`+
+		`{"name":"amount","type":{"type":"bytes","logicalType":"decimal","precision":10,"scale":2}},{"name":"note","type":"string"}]}`,
+		&buf, ocf.WithCodec(codec), ocf.WithBlockLength(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= n; i++ {
+		if err := enc.Encode(map[string]any{"id": int64(i), "amount": big.NewRat(int64(i), 1), "note": fmt.Sprint("r", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// zigzag is Avro's encoding of a long.
+func zigzag(v int64) []byte {
+	return binary.AppendUvarint(nil, uint64(v<<1)^uint64(v>>63))
 }
 
 func withRule(c hostileCase, rule string) hostileCase { c.rule = rule; return c }

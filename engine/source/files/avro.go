@@ -31,8 +31,9 @@ import (
 // The container's framing — the header (magic, metadata, sync marker) and
 // the blocks (record count, byte size, data, sync marker) — is read here,
 // so that every size a file declares is checked before anything is
-// allocated for it: a block is at most avroMaxBlock bytes as stored and
-// avroMaxDecoded once decompressed, a block cannot claim more records than
+// allocated for it: a block is at most twice the unit's record limit
+// (Options.MaxRecordBytes, 16 MiB by default; at least 8 MiB) as stored and
+// again once decompressed, a block cannot claim more records than
 // its bytes can hold, and a string or bytes value is at most the unit's
 // record limit (Options.MaxRecordBytes). The records inside a block are
 // decoded by hamba/avro against the writer's schema from the header.
@@ -59,9 +60,8 @@ import (
 // decode, is unreadable (a file-level exception).
 
 const (
-	avroMaxBlock   = 32 << 20 // a block as stored
-	avroMaxDecoded = 64 << 20 // a block once decompressed
-	avroMaxMeta    = 1 << 20  // the header's metadata
+	avroMinBlockLimit = 8 << 20 // the least a block may hold, stored or decompressed
+	avroMaxMeta       = 1 << 20 // the header's metadata
 )
 
 var avroMagic = []byte{'O', 'b', 'j', 1}
@@ -79,6 +79,8 @@ type avroReader struct {
 	codec   string
 	zdec    *zstd.Decoder
 	minRec  int // the fewest bytes a record can take
+	// maxBlock bounds a block, stored and decompressed.
+	maxBlock int
 
 	stored  []byte // the current block as stored (reused)
 	decoded []byte // and decompressed
@@ -158,8 +160,8 @@ func (a *avroReader) scanFrames(ra io.ReaderAt, off, end int64) (int64, error) {
 		if c1 <= 0 || c2 <= 0 {
 			return 0, a.bad("truncated Avro file: "+where+" is cut short", nil)
 		}
-		if count < 0 || size < 0 || size > avroMaxBlock {
-			return 0, a.bad(fmt.Sprintf("corrupt Avro file: %s declares %d records in %d bytes (at most %d bytes are read)", where, count, size, avroMaxBlock), nil)
+		if count < 0 || size < 0 || size > int64(a.maxBlock) {
+			return 0, a.bad(fmt.Sprintf("corrupt Avro file: %s declares %d records in %d bytes (at most %d bytes are read)", where, count, size, a.maxBlock), nil)
 		}
 		off += int64(c1+c2) + size
 		if off+16 > end {
@@ -223,6 +225,8 @@ func (a *avroReader) readHeader(opts source.Options) error {
 	if _, err := io.ReadFull(a.br, a.sync[:]); err != nil {
 		return a.bad("truncated Avro header (no sync marker)", err)
 	}
+	maxValue := recordLimit(opts, readerConfig{maxRecord: source.DefaultMaxRecordBytes})
+	a.maxBlock = max(avroMinBlockLimit, 2*maxValue)
 	switch c := string(meta["avro.codec"]); c {
 	case "", "null":
 		a.codec = "null"
@@ -230,7 +234,7 @@ func (a *avroReader) readHeader(opts source.Options) error {
 		a.codec = c
 	case "zstandard":
 		a.codec = c
-		d, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(avroMaxDecoded), zstd.WithDecoderConcurrency(1))
+		d, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(uint64(a.maxBlock)), zstd.WithDecoderConcurrency(1))
 		if err != nil {
 			return a.bad("cannot start the zstandard decoder", err)
 		}
@@ -255,8 +259,7 @@ func (a *avroReader) readHeader(opts source.Options) error {
 	if a.minRec == 0 {
 		return a.bad("every field of the Avro schema is null: its records hold no value", nil)
 	}
-	maxValue := recordLimit(opts, readerConfig{maxRecord: source.DefaultMaxRecordBytes})
-	a.api = avro.Config{MaxByteSliceSize: maxValue, MaxSliceAllocSize: avroMaxDecoded}.Freeze()
+	a.api = avro.Config{MaxByteSliceSize: maxValue, MaxSliceAllocSize: a.maxBlock}.Freeze()
 	return nil
 }
 
@@ -312,8 +315,8 @@ func (a *avroReader) nextBlock() error {
 	if err != nil {
 		return a.bad("truncated Avro file: "+where+" is cut short", err)
 	}
-	if count < 0 || size < 0 || size > avroMaxBlock {
-		return a.bad(fmt.Sprintf("corrupt Avro file: %s declares %d records in %d bytes (at most %d bytes are read)", where, count, size, avroMaxBlock), nil)
+	if count < 0 || size < 0 || size > int64(a.maxBlock) {
+		return a.bad(fmt.Sprintf("corrupt Avro file: %s declares %d records in %d bytes (at most %d bytes are read)", where, count, size, a.maxBlock), nil)
 	}
 	if cap(a.stored) < int(size) {
 		a.stored = make([]byte, size)
@@ -344,16 +347,33 @@ func (a *avroReader) nextBlock() error {
 func (a *avroReader) decompress(b []byte) ([]byte, error) {
 	switch a.codec {
 	case "deflate":
-		out := bytes.NewBuffer(a.decoded[:0])
-		n, err := io.Copy(out, io.LimitReader(flate.NewReader(bytes.NewReader(b)), avroMaxDecoded+1))
-		if err != nil {
-			return nil, err
+		// Grown by hand up to the limit: a buffer doubling past it would
+		// hold twice the limit for a block that is refused.
+		fr := flate.NewReader(bytes.NewReader(b))
+		out := a.decoded[:0]
+		for {
+			if len(out) == cap(out) {
+				if len(out) > a.maxBlock {
+					return nil, fmt.Errorf("more than %d bytes once decompressed", a.maxBlock)
+				}
+				grown := make([]byte, len(out), min(max(2*cap(out), 64<<10), a.maxBlock+1))
+				copy(grown, out)
+				out = grown
+			}
+			n, err := fr.Read(out[len(out):cap(out)])
+			out = out[:len(out)+n]
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
 		}
-		if n > avroMaxDecoded {
-			return nil, fmt.Errorf("more than %d bytes once decompressed", avroMaxDecoded)
+		if len(out) > a.maxBlock {
+			return nil, fmt.Errorf("more than %d bytes once decompressed", a.maxBlock)
 		}
-		a.decoded = out.Bytes()
-		return a.decoded, nil
+		a.decoded = out
+		return out, nil
 	case "snappy":
 		if len(b) < 4 {
 			return nil, errors.New("no snappy checksum")
@@ -362,8 +382,8 @@ func (a *avroReader) decompress(b []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if n > avroMaxDecoded {
-			return nil, fmt.Errorf("%d bytes once decompressed (at most %d)", n, avroMaxDecoded)
+		if n > a.maxBlock {
+			return nil, fmt.Errorf("%d bytes once decompressed (at most %d)", n, a.maxBlock)
 		}
 		if cap(a.decoded) < n {
 			a.decoded = make([]byte, n)
@@ -381,8 +401,8 @@ func (a *avroReader) decompress(b []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(out) > avroMaxDecoded {
-			return nil, fmt.Errorf("more than %d bytes once decompressed", avroMaxDecoded)
+		if len(out) > a.maxBlock {
+			return nil, fmt.Errorf("more than %d bytes once decompressed", a.maxBlock)
 		}
 		a.decoded = out
 		return out, nil
