@@ -103,7 +103,7 @@ func TestDeltaTamperDeleteFileRemovesAnotherRow(t *testing.T) {
 	deltaTRewriteDeletes(t, ch.AddedDeletes[0].Path, jan, pos[5])
 	rec := l.reconcile(e)
 	wantDetail(t, rec, deltaTOldRows, gates.Fail, "of the 1 distinct key(s) whose rows were removed (0 of them more than once), 0 were rewritten by this load (it updated 1) and 1 are deleted keys (it deleted 0)")
-	wantDetail(t, rec, deltaTKeys, gates.Fail, "1 not live exactly once, 0 live but not as the row written; 1 deleted key(s), 0 still live")
+	wantDetail(t, rec, deltaTKeys, gates.Fail, "): 1 not live exactly once, 0 live but not as the row written; 1 deleted key(s), 0 still live")
 	wantStatus(t, rec, deltaTRemoved, gates.Pass)
 	deltaTOthersPass(t, rec, deltaTOldRows, deltaTKeys)
 }
