@@ -5,6 +5,27 @@ package gates_test
 // Iceberg table that hide one capability or restate one fact of the
 // manifests, so each check of reconcile_delta.go can be made to fail on
 // exactly one fact.
+//
+// The mutants of reconcile_delta.go that lived or were not covered under
+// the tests before these (gremlins at 62bb0ab: 63 killed, 47 lived, 8 not
+// covered), each applied by hand and killed by (line: test):
+//   49 (|| → &&, x4): TestDeltaPathOnlyForTheUpsertsOwnSnapshot
+//   53 (|| → &&): TestDeltaPathNeedsBothCapabilities
+//   57 (|| → &&, x2): TestDeltaPathNeedsAParentAndNoReplace
+//   87, 92 (x4), 93, 96, 99, 102: TestDeltaManifestsEachFactFails
+//   95, 96 (n > 0), 99, 102 (boundaries): TestDeltaManifestsControl
+//   144, 280: TestDeltaCountsControl; 152: TestDeltaSourceTotals…
+//   173, 202: TestDeltaTamperKeyRemovedTwice
+//   182, 183 (x2), 209, 248, 260, 270 (x2), 346, 352: TestDeltaUpdateAndDelete
+//   214, 276: TestDeltaDeleteOnly; 246 (x2): TestDeltaCountsControl
+//   238: TestDeltaTamperDeleteFileRemovesAnotherRow
+//   240: TestDeltaTamperNewRowMovedOntoAnOldKey
+//   291: TestDeltaKeyColumnMissing; 325, 329: TestDeltaTamperDeletedKeyStillLive
+//   368 (j > 0 → j <= 0): TestDeltaCompositeKeyTexts
+// Left living, equivalent: 118 and 165 (len > 0 → >= 0: ScanFiles and
+// DeletedRows of no file read nothing; TestDeltaDeleteOnly and
+// TestDeltaInsertOnly run them), 368 (j > 0 → j >= 0: a separator before
+// every key column is as injective, and the texts never leave this file).
 
 import (
 	"context"
