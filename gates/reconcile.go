@@ -565,7 +565,9 @@ func (l *lakeStats) add(rec arrow.RecordBatch) error {
 	n := int(rec.NumRows())
 	l.rows += int64(n)
 	col := func(i int) arrow.Array {
-		if l.colIdx[i] < 0 {
+		// i < 0: a key column the expectation does not list (not a plan
+		// Lima validated); it reads as absent, never as a panic.
+		if i < 0 || l.colIdx[i] < 0 {
 			return nil
 		}
 		return rec.Column(l.colIdx[i])

@@ -134,3 +134,24 @@ func TestGate4SumsExact(t *testing.T) {
 		}
 	}
 }
+
+// A key the expectation's columns do not list reads as absent: gate 4 goes
+// on (every row then has the same, empty key: duplicates) instead of
+// panicking with an index of -1.
+func TestGate4KeyNotAmongTheColumns(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	e := Expectation{Columns: []string{"id"}, Keys: []string{"code"}}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	l := newLakeStats(e, nil, keyset.Options{})
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).AppendValues([]int64{1, 2, 3}, nil)
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	if err := l.add(rec); err != nil {
+		t.Fatal(err)
+	}
+	if l.rows != 3 || l.dups != 2 {
+		t.Fatalf("rows %d dups %d, want 3 and 2", l.rows, l.dups)
+	}
+}
