@@ -16,12 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lima-lake/lima/engine/plan"
-	"github.com/lima-lake/lima/engine/sink"
 	"github.com/lima-lake/lima/engine/sink/icesink"
 	"github.com/lima-lake/lima/engine/sink/rawland"
 	"github.com/lima-lake/lima/engine/source/sqldb"
@@ -194,45 +191,8 @@ func loadDBWorkers(t *testing.T, schema, mode string, workers int) dbRun {
 	if n := cast.Load(); (workers > 1) != (n > 0) {
 		t.Fatalf("workers %d: %d chunks cast by workers", workers, n)
 	}
-	tbl, err := sk.Catalog().LoadTable(ctx, table.Identifier{"dbpar", "items"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lake []string
-	_, it, err := tbl.Scan().ToArrowRecords(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rec, err := range it {
-		if err != nil {
-			t.Fatal(err)
-		}
-		for r := 0; r < int(rec.NumRows()); r++ {
-			var f []string
-			for c := 0; c < int(rec.NumCols()); c++ {
-				col := rec.Column(c)
-				switch {
-				case col.IsNull(r):
-					f = append(f, "NULL")
-				case col.DataType().ID() == arrow.DATE32:
-					f = append(f, col.(*array.Date32).Value(r).FormattedString())
-				default:
-					f = append(f, col.ValueStr(r))
-				}
-			}
-			lake = append(lake, strings.Join(f, "|"))
-		}
-		rec.Release()
-	}
-	for i := range q.held {
-		q.held[i].Deadline = time.Time{}
-	}
-	for _, xs := range [][]Exception{tr.Exceptions, tr.FileExceptions} {
-		for i := range xs {
-			xs[i].Deadline = time.Time{}
-		}
-	}
-	tr.Started, tr.Finished, tr.Phases, tr.Table, tr.Commit = time.Time{}, time.Time{}, Phases{}, nil, sink.Commit{}
+	lake := lakeRowsInOrder(t, ctx, sk, table.Identifier{"dbpar", "items"})
+	normalizeRun(tr, q.held)
 	return dbRun{tr: tr, held: q.held, lake: lake, extract: extract}
 }
 

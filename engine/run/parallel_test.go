@@ -189,47 +189,8 @@ func loadWorkers(t *testing.T, files map[string]string, workers int) parallelRun
 	if tr.Err != nil {
 		t.Fatalf("workers %d: %v", workers, tr.Err)
 	}
-	// The lake as iceberg-go reads it, row by row in its order.
-	tbl, err := sk.Catalog().LoadTable(ctx, table.Identifier{"par", "items"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lake []string
-	_, it, err := tbl.Scan().ToArrowRecords(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rec, err := range it {
-		if err != nil {
-			t.Fatal(err)
-		}
-		for r := 0; r < int(rec.NumRows()); r++ {
-			var f []string
-			for c := 0; c < int(rec.NumCols()); c++ {
-				col := rec.Column(c)
-				switch {
-				case col.IsNull(r):
-					f = append(f, "NULL")
-				case col.DataType().ID() == arrow.DATE32:
-					f = append(f, col.(*array.Date32).Value(r).FormattedString())
-				default:
-					f = append(f, col.ValueStr(r))
-				}
-			}
-			lake = append(lake, strings.Join(f, "|"))
-		}
-		rec.Release()
-	}
-	// What differs by nature between two runs: clocks and the snapshot.
-	for i := range q.held {
-		q.held[i].Deadline = time.Time{}
-	}
-	for _, xs := range [][]Exception{tr.Exceptions, tr.FileExceptions} {
-		for i := range xs {
-			xs[i].Deadline = time.Time{}
-		}
-	}
-	tr.Started, tr.Finished, tr.Phases, tr.Table, tr.Commit = time.Time{}, time.Time{}, Phases{}, nil, sink.Commit{}
+	lake := lakeRowsInOrder(t, ctx, sk, table.Identifier{"par", "items"})
+	normalizeRun(tr, q.held)
 	return parallelRun{tr: tr, held: q.held, lake: lake}
 }
 
@@ -307,4 +268,56 @@ func firstDiff(a, b []string) string {
 		}
 	}
 	return fmt.Sprintf("%d rows vs %d", len(a), len(b))
+}
+
+// lakeRowsInOrder is the table as iceberg-go reads it, row by row in its
+// order, each row its values joined by "|" (NULL for a null, dates as
+// yyyy-mm-dd).
+func lakeRowsInOrder(t *testing.T, ctx context.Context, sk *icesink.Sink, id table.Identifier) []string {
+	t.Helper()
+	tbl, err := sk.Catalog().LoadTable(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lake []string
+	_, it, err := tbl.Scan().ToArrowRecords(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rec, err := range it {
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := 0; r < int(rec.NumRows()); r++ {
+			var f []string
+			for c := 0; c < int(rec.NumCols()); c++ {
+				col := rec.Column(c)
+				switch {
+				case col.IsNull(r):
+					f = append(f, "NULL")
+				case col.DataType().ID() == arrow.DATE32:
+					f = append(f, col.(*array.Date32).Value(r).FormattedString())
+				default:
+					f = append(f, col.ValueStr(r))
+				}
+			}
+			lake = append(lake, strings.Join(f, "|"))
+		}
+		rec.Release()
+	}
+	return lake
+}
+
+// normalizeRun clears what differs by nature between two runs of the same
+// load: clocks, deadlines and the snapshot.
+func normalizeRun(tr *TableResult, held []Exception) {
+	for i := range held {
+		held[i].Deadline = time.Time{}
+	}
+	for _, xs := range [][]Exception{tr.Exceptions, tr.FileExceptions} {
+		for i := range xs {
+			xs[i].Deadline = time.Time{}
+		}
+	}
+	tr.Started, tr.Finished, tr.Phases, tr.Table, tr.Commit = time.Time{}, time.Time{}, Phases{}, nil, sink.Commit{}
 }
