@@ -501,7 +501,7 @@ func (s *session) recovered() []string {
 		out = append(out, "run "+id+" was interrupted (its process ended before it recorded its end); recorded as interrupted; nothing it had not committed is visible")
 	}
 	if s.removed > 0 {
-		out = append(out, fmt.Sprintf("%d data file(s) that an interrupted load had staged but never committed were removed", s.removed))
+		out = append(out, fmt.Sprintf("%d file(s) that an interrupted load, maintain or compaction had written but never committed were removed", s.removed))
 	}
 	return out
 }
