@@ -10,13 +10,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/lima-lake/lima/engine/source/sqldb"
 	"github.com/lima-lake/lima/flow"
 	"github.com/lima-lake/lima/gates"
+	"github.com/lima-lake/lima/internal/dbtest"
 	"github.com/lima-lake/lima/reports"
 )
 
@@ -24,27 +24,7 @@ import (
 // under CI or LIMA_REQUIRE_SERVICES=1) when it is unreachable.
 func serviceDSN(t *testing.T, d sqldb.Dialect, env, def string) (string, *sql.DB) {
 	t.Helper()
-	dsn := os.Getenv(env)
-	if dsn == "" {
-		dsn = def
-	}
-	db, err := sqldb.Open(d, dsn)
-	if err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err = db.PingContext(ctx)
-		cancel()
-		if err != nil {
-			db.Close()
-		}
-	}
-	if err != nil {
-		if os.Getenv("CI") != "" || os.Getenv("LIMA_REQUIRE_SERVICES") == "1" {
-			t.Fatalf("%s server unreachable (%s): %v", d, env, err)
-		}
-		t.Skipf("SKIPPING %s INTEGRATION TEST: server unreachable (%s): %v (set CI or LIMA_REQUIRE_SERVICES=1 to make this a failure; scripts/ensure-postgres.sh, scripts/ensure-mariadb.sh start servers)", d, env, err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return dsn, db
+	return dbtest.Service(t, d, env, def)
 }
 
 func randomName(prefix string) string {

@@ -6,40 +6,19 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/source/sqldb"
+	"github.com/lima-lake/lima/internal/dbtest"
 )
 
 // pgForGate3 connects to the loopback PostgreSQL, or skips loudly (fails
 // under CI or LIMA_REQUIRE_SERVICES=1).
 func pgForGate3(t *testing.T) (string, *sql.DB) {
 	t.Helper()
-	dsn := os.Getenv("LIMA_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-	}
-	db, err := sqldb.Open(sqldb.Postgres, dsn)
-	if err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err = db.PingContext(ctx)
-		cancel()
-		if err != nil {
-			db.Close()
-		}
-	}
-	if err != nil {
-		if os.Getenv("CI") != "" || os.Getenv("LIMA_REQUIRE_SERVICES") == "1" {
-			t.Fatalf("postgres unreachable: %v", err)
-		}
-		t.Skipf("SKIPPING POSTGRES INTEGRATION TEST: server unreachable (LIMA_TEST_POSTGRES_DSN): %v (set CI or LIMA_REQUIRE_SERVICES=1 to make this a failure; scripts/ensure-postgres.sh starts a server)", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return dsn, db
+	return dbtest.Service(t, sqldb.Postgres, dbtest.PostgresEnv, "postgres://postgres@127.0.0.1:5432/test?sslmode=disable")
 }
 
 // Gate 3 on a PostgreSQL schema with hostile names, a composite key, a

@@ -22,6 +22,7 @@ import (
 	"github.com/lima-lake/lima/engine/sink/icesink"
 	"github.com/lima-lake/lima/engine/sink/rawland"
 	"github.com/lima-lake/lima/engine/source/sqldb"
+	"github.com/lima-lake/lima/internal/dbtest"
 )
 
 // testPostgres returns the test PostgreSQL (LIMA_TEST_POSTGRES_DSN, or the
@@ -29,27 +30,7 @@ import (
 // CI or LIMA_REQUIRE_SERVICES=1.
 func testPostgres(t *testing.T) (string, *sql.DB) {
 	t.Helper()
-	dsn := os.Getenv("LIMA_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		dsn = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-	}
-	db, err := sqldb.Open(sqldb.Postgres, dsn)
-	if err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err = db.PingContext(ctx)
-		cancel()
-		if err != nil {
-			db.Close()
-		}
-	}
-	if err != nil {
-		if os.Getenv("CI") != "" || os.Getenv("LIMA_REQUIRE_SERVICES") == "1" {
-			t.Fatalf("PostgreSQL unreachable (LIMA_TEST_POSTGRES_DSN): %v", err)
-		}
-		t.Skipf("SKIPPING a PostgreSQL test: server unreachable (LIMA_TEST_POSTGRES_DSN): %v — run scripts/ensure-postgres.sh", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return dsn, db
+	return dbtest.Service(t, sqldb.Postgres, dbtest.PostgresEnv, dbtest.PostgresDefault)
 }
 
 // dirtyRows generates n rows of text cells (nil: SQL NULL) for the
