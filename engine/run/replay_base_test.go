@@ -2,13 +2,9 @@ package run
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/lima-lake/lima/engine/ledger"
-	"github.com/lima-lake/lima/engine/plan"
-	"github.com/lima-lake/lima/engine/sink/icesink"
 )
 
 // A table the plan names type: base (the default, written out) is
@@ -16,8 +12,7 @@ import (
 // the replay's load id; replaying again finds nothing fixed.
 func TestReplayOfATableTypedBase(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	p, err := plan.Parse([]byte(`schema_version: 1
+	dir, p, sk, st := replayWorkspace(t, `schema_version: 1
 platform: {prefix: rb}
 sources: {in: {kind: files, path: in}}
 tables:
@@ -27,26 +22,7 @@ tables:
     columns:
       - {name: id, type: long}
       - {name: amount, type: long}
-`), "platform.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "in"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "in", "a.csv"), []byte("id,amount\n1,4\n2,x\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	sk, err := icesink.Open(ctx, icesink.Options{CatalogPath: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "lake")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sk.Close()
-	st, err := ledger.OpenSQLite(filepath.Join(dir, "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+`, "id,amount\n1,4\n2,x\n")
 	ex := []ledger.Exception{{RunID: "run-1", LoadID: "ld-1", Table: "orders", Level: ledger.LevelRow, File: "a.csv", Line: 3,
 		Raw: []byte("2,x"), Values: map[string]string{"id": "2", "amount": "x"},
 		Failures: []ledger.Failure{{Column: "amount", Value: "x", Rule: "type"}}}}

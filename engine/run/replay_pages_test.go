@@ -3,8 +3,6 @@ package run
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -12,8 +10,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lima-lake/lima/engine/ledger"
-	"github.com/lima-lake/lima/engine/plan"
-	"github.com/lima-lake/lima/engine/sink/icesink"
 )
 
 // More fixed exceptions than one page of the ledger's List: the replay
@@ -59,8 +55,7 @@ func (s *smallPages) List(ctx context.Context, f ledger.Filter, p ledger.Page) (
 // capped at pageCap rows (0: the ledger's own pages).
 func replayPages(t *testing.T, n, pageCap int) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	p, err := plan.Parse([]byte(`schema_version: 1
+	dir, p, sk, st := replayWorkspace(t, `schema_version: 1
 platform: {prefix: rpg}
 sources: {in: {kind: files, path: in}}
 tables:
@@ -69,26 +64,7 @@ tables:
     columns:
       - {name: id, type: long}
       - {name: amount, type: long}
-`), "platform.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "in"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "in", "a.csv"), []byte("id,amount\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	sk, err := icesink.Open(ctx, icesink.Options{CatalogPath: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "lake")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sk.Close()
-	st, err := ledger.OpenSQLite(filepath.Join(dir, "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+`, "id,amount\n")
 	var store ledger.Store = st
 	var sp *smallPages
 	if pageCap > 0 {

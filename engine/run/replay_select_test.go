@@ -3,8 +3,6 @@ package run
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,8 +31,7 @@ type selectFixture struct {
 func newSelectFixture(t *testing.T, n int) *selectFixture {
 	t.Helper()
 	ctx := context.Background()
-	dir := t.TempDir()
-	p, err := plan.Parse([]byte(`schema_version: 1
+	dir, p, sk, st := replayWorkspace(t, `schema_version: 1
 platform: {prefix: rsel}
 sources: {in: {kind: files, path: in}}
 tables:
@@ -44,26 +41,7 @@ tables:
     columns:
       - {name: id, type: long}
       - {name: amount, type: long}
-`), "platform.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "in"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "in", "a.csv"), []byte("id,amount\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	sk, err := icesink.Open(ctx, icesink.Options{CatalogPath: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "lake")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sk.Close() })
-	st, err := ledger.OpenSQLite(filepath.Join(dir, "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+`, "id,amount\n")
 	ex := make([]ledger.Exception, n)
 	for i := range ex {
 		id := strconv.Itoa(i + 1)
