@@ -354,7 +354,7 @@ func (a *avroReader) decompress(b []byte) ([]byte, error) {
 		for {
 			if len(out) == cap(out) {
 				if len(out) > a.maxBlock {
-					return nil, fmt.Errorf("more than %d bytes once decompressed", a.maxBlock)
+					return a.keepDecoded(out)
 				}
 				grown := make([]byte, len(out), min(max(2*cap(out), 64<<10), a.maxBlock+1))
 				copy(grown, out)
@@ -369,11 +369,7 @@ func (a *avroReader) decompress(b []byte) ([]byte, error) {
 				return nil, err
 			}
 		}
-		if len(out) > a.maxBlock {
-			return nil, fmt.Errorf("more than %d bytes once decompressed", a.maxBlock)
-		}
-		a.decoded = out
-		return out, nil
+		return a.keepDecoded(out)
 	case "snappy":
 		if len(b) < 4 {
 			return nil, errors.New("no snappy checksum")
@@ -401,13 +397,19 @@ func (a *avroReader) decompress(b []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(out) > a.maxBlock {
-			return nil, fmt.Errorf("more than %d bytes once decompressed", a.maxBlock)
-		}
-		a.decoded = out
-		return out, nil
+		return a.keepDecoded(out)
 	}
 	return b, nil
+}
+
+// keepDecoded keeps a decompressed block's buffer for the next block, or
+// refuses a block larger than the bound.
+func (a *avroReader) keepDecoded(out []byte) ([]byte, error) {
+	if len(out) > a.maxBlock {
+		return nil, fmt.Errorf("more than %d bytes once decompressed", a.maxBlock)
+	}
+	a.decoded = out
+	return out, nil
 }
 
 // Next returns the next record.
