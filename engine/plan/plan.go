@@ -148,6 +148,9 @@ type Table struct {
 	// <name>_history in the same run. Change capture (load.mode cdc)
 	// always keeps history.
 	History bool `yaml:"history,omitempty"`
+	// Engine and Glue: where the table's load runs (glue.go).
+	Engine string   `yaml:"engine,omitempty"`
+	Glue   *GlueJob `yaml:"glue,omitempty"`
 }
 
 // TableSource says which files of which source feed a table.

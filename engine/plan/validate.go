@@ -62,6 +62,7 @@ func (p *Plan) Validate() error {
 	v.owners()
 	v.schedule()
 	v.gates()
+	v.glueTables() // glue.go
 	return c.result()
 }
 
