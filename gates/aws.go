@@ -164,10 +164,17 @@ func (pr Probe) awsChecks(ctx context.Context, p *plan.Plan) []Finding {
 
 // probeBucket puts and deletes a probe object below the warehouse prefix.
 func probeBucket(ctx context.Context, cl *s3x.Client, wh string) Finding {
-	f := Finding{Name: "S3 warehouse writable"}
+	return probePrefix(ctx, cl, wh, "S3 warehouse writable", "storage.warehouse", "teardown and failed runs need it")
+}
+
+// probePrefix puts and deletes a probe object below an S3 prefix: the
+// finding name, the plan setting that names the prefix and why deleting
+// matters go into the evidence and the fix.
+func probePrefix(ctx context.Context, cl *s3x.Client, wh, name, setting, whyDelete string) Finding {
+	f := Finding{Name: name}
 	u, err := s3x.ParseURI(wh)
 	if err != nil {
-		f.Status, f.Detail, f.Fix = Fail, gate2Err(err), "set storage.warehouse to s3://bucket/prefix"
+		f.Status, f.Detail, f.Fix = Fail, gate2Err(err), "set "+setting+" to s3://bucket/prefix"
 		return f
 	}
 	ok, err := cl.BucketExists(ctx, u.Bucket)
@@ -177,7 +184,7 @@ func probeBucket(ctx context.Context, cl *s3x.Client, wh string) Finding {
 		return f
 	case !ok:
 		f.Status, f.Detail = Fail, fmt.Sprintf("bucket %s does not exist (%s)", u.Bucket, cl.Config().Describe())
-		f.Fix = "create the bucket in the lake's region (aws s3 mb s3://" + u.Bucket + "), or correct storage.warehouse"
+		f.Fix = "create the bucket in the lake's region (aws s3 mb s3://" + u.Bucket + "), or correct " + setting
 		return f
 	}
 	var b [6]byte
@@ -190,7 +197,7 @@ func probeBucket(ctx context.Context, cl *s3x.Client, wh string) Finding {
 	}
 	if err := cl.Delete(ctx, probe.Bucket, probe.Key); err != nil {
 		f.Status, f.Detail = Fail, fmt.Sprintf("put %s, but deleting it failed: %v (remove it by hand)", probe, gate2Err(err))
-		f.Fix = "allow s3:DeleteObject below " + wh + " (teardown and failed runs need it)"
+		f.Fix = "allow s3:DeleteObject below " + wh + " (" + whyDelete + ")"
 		return f
 	}
 	f.Status, f.Detail = Pass, fmt.Sprintf("bucket %s reachable (%s); put and deleted %s", u.Bucket, cl.Config().Describe(), probe)

@@ -170,6 +170,7 @@ func Preconditions(ctx context.Context, p *plan.Plan, pr Probe) []Finding {
 				Detail: what + ": caller identity (STS) and region are not checked in this build (the catalog check above reaches Glue or S3 Tables)"}}
 		}})
 	}
+	checks = append(checks, pr.glueChecks(p)...) // preconditions_glue.go: tables with engine glue
 	results := make([][]Finding, len(checks))
 	var wg sync.WaitGroup
 	for i, c := range checks {

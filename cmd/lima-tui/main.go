@@ -78,6 +78,9 @@ Usage:
                                            gate 5: blast radius; remove after the prefix
   lima-tui adopt [--plan F] [--confirm PREFIX] [--json]
                                            take over a lake another workspace owns (after the prefix)
+  lima-tui deploy glue [--dir D] [--table T]... [--out DIR] [--apply] [--binary PATH]
+                                           the AWS Glue job of each engine: glue table: driver, job,
+                                           trigger and IAM policy written; --apply uploads and creates
 
 Exit codes: 0 ok; 1 error (nothing half-visible); 2 usage; 3 loaded but gate 4 failed;
 4 a precondition failed, nothing written.
@@ -144,6 +147,7 @@ func verbs() []verb {
 		{"schedule", "run on the plan's cron, in the foreground", cmdSchedule},
 		{"teardown", "gate 5: the blast radius; remove it after the prefix is typed", cmdTeardown},
 		{"adopt", "take over a lake another workspace owns (after the prefix)", cmdAdopt},
+		{"deploy", "write (and with --apply create) the AWS Glue job of each engine: glue table", cmdDeploy},
 	}
 }
 
@@ -410,6 +414,9 @@ func runPlan(ctx context.Context, ws flow.Workspace, planPath string, tables []s
 		if p.Tables[t] == nil {
 			return fail(stderr, fmt.Errorf("%w: run: no table %q in the plan (tables: %s)", flow.ErrUsage, t, strings.Join(p.TableNames(), ", ")))
 		}
+	}
+	if code, ok := runGlueTables(ctx, ws, p, planPath, tables, full, jsonOut, stdout, stderr, base); ok { // deploy.go
+		return code
 	}
 	prog := &run.Progress{}
 	done := make(chan struct{})

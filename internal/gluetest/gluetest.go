@@ -89,6 +89,7 @@ type Server struct {
 	parts  map[string]map[string]Partition // db.table -> values key -> partition
 	calls  []string
 	fail   map[string]string // operation -> error type returned once
+	jobs   *jobState         // jobs.go
 }
 
 // New starts the endpoint on loopback; it stops when the test ends.
@@ -222,7 +223,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, &apiError{status: http.StatusBadRequest, typ: typ, msg: "injected failure"})
 		return
 	}
-	out, aerr := s.handle(op, body)
+	out, aerr := s.dispatch(op, body) // jobs.go: the job operations, then handle
 	if aerr != nil {
 		writeErr(w, aerr)
 		return
