@@ -42,6 +42,8 @@ type GlueRunOptions struct {
 	Log func(string)
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Force starts the run outside schedule.window.
+	Force bool
 }
 
 // GlueRun is a finished job run.
@@ -49,8 +51,11 @@ type GlueRun struct {
 	Table, Job, RunID, LoadID string
 	State                     string
 	ExecutionTime             time.Duration
-	DPUSeconds                float64
-	ErrorMessage              string
+	// DPUSeconds as Glue reports them, or estimated from the workers.
+	DPUSeconds   float64
+	Workers      int
+	WorkerType   string
+	ErrorMessage string
 	// Report is the commit's report (nil when the run wrote none), and
 	// ReportPath its copy in the workspace.
 	Report     *reports.Report
@@ -82,6 +87,9 @@ func RunGlue(ctx context.Context, o GlueRunOptions) (*GlueRun, error) {
 		if o.Log != nil {
 			o.Log(fmt.Sprintf(format, a...))
 		}
+	}
+	if err := checkWindow(p, now(), o.Force); err != nil {
+		return nil, err
 	}
 	// Gate 2 for the table first (its Glue checks: role, script location,
 	// job deployed): nothing starts unless every check passes.
@@ -115,6 +123,7 @@ func RunGlue(ctx context.Context, o GlueRunOptions) (*GlueRun, error) {
 		jr := out.JobRun
 		r.State, r.ExecutionTime = string(jr.JobRunState), time.Duration(jr.ExecutionTime)*time.Second
 		r.DPUSeconds, r.ErrorMessage = aws.ToFloat64(jr.DPUSeconds), aws.ToString(jr.ErrorMessage)
+		r.Workers, r.WorkerType = int(aws.ToInt32(jr.NumberOfWorkers)), string(jr.WorkerType)
 		if jr.JobRunState != last {
 			logf("%s: Glue run %s %s (%s)", o.Table, r.RunID, jr.JobRunState, r.ExecutionTime)
 			last = jr.JobRunState
@@ -133,6 +142,12 @@ func RunGlue(ctx context.Context, o GlueRunOptions) (*GlueRun, error) {
 		r.Report, r.ReportPath = rep.report, rep.path
 	}
 	cost := fmt.Sprintf("%s of execution, %.0f DPU-seconds", r.ExecutionTime, r.DPUSeconds)
+	if r.DPUSeconds == 0 && r.Workers > 0 {
+		// Glue reports DPU-seconds for Flex and auto-scaling runs only;
+		// otherwise they are the workers' DPUs times the execution time.
+		r.DPUSeconds = float64(r.Workers) * float64(glueWorkerDPU(r.WorkerType)) * r.ExecutionTime.Seconds()
+		cost = fmt.Sprintf("%s of execution, about %.0f DPU-seconds (%d %s workers × %d DPU × %s)", r.ExecutionTime, r.DPUSeconds, r.Workers, r.WorkerType, glueWorkerDPU(r.WorkerType), r.ExecutionTime)
+	}
 	if r.State != string(gluetypes.JobRunStateSucceeded) {
 		msg := r.ErrorMessage
 		if msg == "" {
@@ -187,4 +202,17 @@ func fetchGlueReport(ctx context.Context, ws Workspace, loc, loadID string) (*fe
 		return nil, err
 	}
 	return &fetchedReport{report: &rep, path: path}, nil
+}
+
+// glueWorkerDPU is the DPUs of one worker of a type (G.1X: 1, G.2X: 2, …).
+func glueWorkerDPU(workerType string) int {
+	switch workerType {
+	case "G.2X":
+		return 2
+	case "G.4X":
+		return 4
+	case "G.8X":
+		return 8
+	}
+	return 1
 }

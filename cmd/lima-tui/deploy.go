@@ -104,7 +104,7 @@ func runGlueTables(ctx context.Context, ws flow.Workspace, p *plan.Plan, planPat
 		code = runPlan(ctx, ws, planPath, local, full, false, stdout, stderr, base)
 	}
 	for _, t := range glue {
-		r, err := flow.RunGlue(ctx, flow.GlueRunOptions{Workspace: ws, Plan: p, Table: t, Poll: glueRunPoll, Log: func(s string) { fmt.Fprintln(stderr, ui.Sanitize(s)) }})
+		r, err := flow.RunGlue(ctx, flow.GlueRunOptions{Workspace: ws, Plan: p, Table: t, Poll: glueRunPoll, Force: base.Force, Log: func(s string) { fmt.Fprintln(stderr, ui.Sanitize(s)) }})
 		c := exitOK
 		if r != nil && r.Report != nil {
 			printSummary(stderr, r.Report)

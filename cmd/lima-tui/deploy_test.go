@@ -137,6 +137,29 @@ func TestDeployGlueApply(t *testing.T) {
 		t.Fatalf("%s: %v %v", jobDir, err, fi)
 	}
 
+	// --out elsewhere: the same files there, 0600 in 0700 folders.
+	other := filepath.Join(t.TempDir(), "out")
+	if code, _, errs := runCLI(t, "deploy", "glue", "--dir", e.dir, "--out", other, "--table", "orders"); code != exitOK {
+		t.Fatalf("--out: exit %d\n%s", code, errs)
+	}
+	for _, name := range []string{"driver.py", "policy.json"} {
+		a, _ := os.ReadFile(filepath.Join(jobDir, name))
+		b, err := os.ReadFile(filepath.Join(other, "lima-acme-orders", name))
+		if err != nil || !bytes.Equal(a, b) {
+			t.Errorf("--out %s: %v", name, err)
+		}
+	}
+	if fi, err := os.Stat(other); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("--out folder: %v %v", err, fi)
+	}
+	// A table without engine glue, and a target other than glue, are usage errors.
+	if code, _, errs := runCLI(t, "deploy", "glue", "--dir", e.dir, "--table", "nope"); code != exitUsage || !strings.Contains(errs, `no table "nope"`) {
+		t.Errorf("unknown table: exit %d %s", code, errs)
+	}
+	if code, _, _ := runCLI(t, "deploy", "lambda", "--dir", e.dir); code != exitUsage {
+		t.Errorf("deploy lambda: exit %d", code)
+	}
+
 	// A binary that is not linux/amd64 is refused before anything is sent.
 	if code, _, errs := runCLI(t, "deploy", "glue", "--dir", e.dir, "--apply", "--binary", filepath.Join(e.dir, "platform.yaml")); code != exitUsage || !strings.Contains(errs, "not a Linux executable") {
 		t.Fatalf("non-ELF binary: exit %d\n%s", code, errs)
@@ -274,6 +297,10 @@ func TestRunGlueTable(t *testing.T) {
 	code, _, errs = runCLI(t, "run", "--plan", planPath, "--force")
 	if code != exitError || !strings.Contains(errs, "ended FAILED") || !strings.Contains(errs, "lima-tui commit exited 1") {
 		t.Fatalf("failed run: exit %d\n%s", code, errs)
+	}
+	// Glue gives no DPU-seconds for a standard run: 2 G.1X workers × 1 DPU × 30 s.
+	if !strings.Contains(errs, "about 60 DPU-seconds (2 G.1X workers × 1 DPU × 30s)") {
+		t.Errorf("the failed run's cost is not stated:\n%s", errs)
 	}
 	if n := len(e.glue.Runs()); n != 2 {
 		t.Fatalf("%d job runs, want 2", n)

@@ -227,6 +227,9 @@ func (s *Server) dispatch(op string, body []byte) (any, *apiError) {
 		r.polled++
 		out := map[string]any{"Id": r.ID, "JobName": r.JobName, "JobRunState": st.State, "Arguments": r.Arguments,
 			"StartedOn": float64(r.started.Unix()), "ExecutionTime": st.ExecutionTime}
+		if j := js.jobs[r.JobName]; j != nil { // as Glue does: the run's capacity
+			out["WorkerType"], out["NumberOfWorkers"] = j["WorkerType"], j["NumberOfWorkers"]
+		}
 		if st.DPUSeconds > 0 {
 			out["DPUSeconds"] = st.DPUSeconds
 		}

@@ -111,6 +111,11 @@ func TestGlueJobDefinition(t *testing.T) {
 	if b.Trigger == nil || b.Trigger.Schedule != "cron(30 17 ? * SUN-THU *)" || b.Trigger.Actions[0].JobName != j.Name || b.Trigger.Type != "SCHEDULED" {
 		t.Fatalf("trigger %+v (note %s)", b.Trigger, b.TriggerNote)
 	}
+	// A schedule one Glue trigger cannot express: no trigger, and why.
+	both := testBundle(t, strings.Replace(testPlan, `cron: "30 2 * * 1-5"`, `cron: "0 3 1 * 1"`, 1), Options{SourceBytes: 1})
+	if both.Trigger != nil || !strings.Contains(both.TriggerNote, "no Glue trigger") || !strings.Contains(both.TriggerNote, "two triggers") {
+		t.Fatalf("day of month and day of week: trigger %+v, note %q", both.Trigger, both.TriggerNote)
+	}
 	// Overrides.
 	o := testBundle(t, strings.Replace(testPlan, "      timeout: 90m\n", "      timeout: 90m\n      worker_type: G.2X\n      workers: 7\n      max_retries: 2\n", 1), Options{SourceBytes: 1})
 	if o.Job.WorkerType != "G.2X" || o.Job.NumberOfWorkers != 7 || o.Job.MaxRetries != 2 {
