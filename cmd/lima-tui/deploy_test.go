@@ -210,6 +210,22 @@ func TestDeployGlueApply(t *testing.T) {
 		t.Errorf("the uploaded driver differs from driver.py or lacks the glob:\n%s", got)
 	}
 
+	// No credential of the environment reaches a generated file or an upload.
+	secret := os.Getenv("AWS_SECRET_ACCESS_KEY")
+	if secret == "" {
+		t.Fatal("the test environment has no secret key to look for")
+	}
+	for _, name := range []string{"driver.py", "job.json", "trigger.json", "policy.json"} {
+		if b, _ := os.ReadFile(filepath.Join(jobDir, name)); bytes.Contains(b, []byte(secret)) || bytes.Contains(b, []byte(os.Getenv("AWS_ACCESS_KEY_ID"))) {
+			t.Errorf("%s carries a credential", name)
+		}
+	}
+	for _, r := range e.glue.Requests() {
+		if b, _ := json.Marshal(r.Body); bytes.Contains(b, []byte(secret)) {
+			t.Errorf("%s carries the secret key", r.Op)
+		}
+	}
+
 	// Again: updated in place.
 	code, out, errs = runCLI(t, "deploy", "glue", "--dir", e.dir, "--apply", "--binary", bin)
 	if code != exitOK {
@@ -291,6 +307,17 @@ func TestRunGlueTable(t *testing.T) {
 		t.Errorf("stderr lacks the execution time 1m35s:\n%s", errs)
 	}
 
+	// --json: one JSON object with the job run and the report.
+	code, out, errs = runCLI(t, "run", "--plan", planPath, "--force", "--json", "--table", "orders")
+	var sum map[string]any
+	if err := json.Unmarshal([]byte(out), &sum); code != exitOK || err != nil {
+		t.Fatalf("run --json: exit %d, %v\n%s\n%s", code, err, out, errs)
+	}
+	if sum["state"] != "SUCCEEDED" || sum["status"] != "ok" || sum["job_run_id"] != "jr_2" || sum["run_id"] != rep.RunID || sum["dpu_seconds"] != 190.0 ||
+		!strings.HasPrefix(sum["load_id"].(string), "glue-") || sum["load_id"] == runs[0].Arguments["--load_id"] {
+		t.Errorf("run --json: %v", sum)
+	}
+
 	// FAILED, no report: a clear error, exit 1.
 	e.glue.OnStart(nil)
 	e.glue.ScriptRun(gluetest.RunStep{State: "RUNNING"}, gluetest.RunStep{State: "FAILED", ExecutionTime: 30, ErrorMessage: "SystemExit: lima-tui commit exited 1: load glue-x is not committed"})
@@ -302,7 +329,7 @@ func TestRunGlueTable(t *testing.T) {
 	if !strings.Contains(errs, "about 60 DPU-seconds (2 G.1X workers × 1 DPU × 30s)") {
 		t.Errorf("the failed run's cost is not stated:\n%s", errs)
 	}
-	if n := len(e.glue.Runs()); n != 2 {
-		t.Fatalf("%d job runs, want 2", n)
+	if n := len(e.glue.Runs()); n != 3 {
+		t.Fatalf("%d job runs, want 3", n)
 	}
 }
