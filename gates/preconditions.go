@@ -613,6 +613,9 @@ func (pr Probe) inputBytes(ctx context.Context, p *plan.Plan) (uint64, int, erro
 			continue
 		}
 		tables++
+		if t.EngineOf() == plan.EngineGlue {
+			continue // read by the Glue job's workers, not on this machine's disk
+		}
 		_, perGlob, err := pr.listTable(ctx, p, t)
 		for _, us := range perGlob {
 			add(us)

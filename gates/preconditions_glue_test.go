@@ -84,6 +84,28 @@ func TestGlueChecks(t *testing.T) {
 	}
 }
 
+// TestGlueTableNeedsNoLocalDisk: gate 2's disk check counts the input of
+// the tables this machine loads, not of those the Glue job reads.
+func TestGlueTableNeedsNoLocalDisk(t *testing.T) {
+	s3test.SetEnv(t)
+	cl := s3test.Client(t)
+	bucket := s3test.Bucket(t, cl)
+	if err := cl.Put(context.Background(), bucket, "in/a.csv", strings.NewReader(strings.Repeat("x", 1000)), nil); err != nil {
+		t.Fatal(err)
+	}
+	p := &plan.Plan{Platform: plan.Platform{Prefix: "acme"}, Storage: plan.Storage{Warehouse: "s3://" + bucket + "/lake"},
+		Sources: map[string]*plan.Source{"in": {Kind: plan.SourceFiles, Path: "s3://" + bucket + "/in"}},
+		Tables:  map[string]*plan.Table{"orders": {Source: &plan.TableSource{Name: "in", Files: []string{"*.csv"}}}}}
+	pr := Probe{Workspace: t.TempDir()}
+	if n, files, err := pr.inputBytes(context.Background(), p); n != 1000 || files != 1 || err != nil {
+		t.Fatalf("local engine: %d bytes in %d files (%v), want 1000 in 1", n, files, err)
+	}
+	p.Tables["orders"].Engine = plan.EngineGlue
+	if n, files, err := pr.inputBytes(context.Background(), p); n != 0 || files != 0 || err != nil {
+		t.Fatalf("engine glue: %d bytes in %d files (%v), want none on this machine", n, files, err)
+	}
+}
+
 func TestRoleName(t *testing.T) {
 	for arn, want := range map[string]string{"arn:aws:iam::1:role/a": "a", "arn:aws:iam::1:role/x/y/a": "a", "arn:aws-cn:iam::1:role/b": "b"} {
 		if got := RoleName(arn); got != want {
