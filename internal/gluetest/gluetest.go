@@ -89,7 +89,6 @@ type Server struct {
 	parts  map[string]map[string]Partition // db.table -> values key -> partition
 	calls  []string
 	fail   map[string]string // operation -> error type returned once
-	jobs   *jobState         // jobs.go
 }
 
 // New starts the endpoint on loopback; it stops when the test ends.

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -47,11 +48,14 @@ type jobState struct {
 	onStart  func(JobRun)
 }
 
+// jobStates holds each Server's job state (kept beside the Server so that
+// gluetest.go needs no field for it).
+var jobStates sync.Map // *Server -> *jobState
+
+// jobsState is the server's job state; the caller holds s.mu.
 func (s *Server) jobsState() *jobState {
-	if s.jobs == nil {
-		s.jobs = &jobState{jobs: map[string]map[string]any{}, triggers: map[string]map[string]any{}, runs: map[string]*JobRun{}}
-	}
-	return s.jobs
+	v, _ := jobStates.LoadOrStore(s, &jobState{jobs: map[string]map[string]any{}, triggers: map[string]map[string]any{}, runs: map[string]*JobRun{}})
+	return v.(*jobState)
 }
 
 // ScriptRun sets the states the next started job runs go through, one per
