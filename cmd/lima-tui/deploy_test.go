@@ -333,3 +333,29 @@ func TestRunGlueTable(t *testing.T) {
 		t.Fatalf("%d job runs, want 3", n)
 	}
 }
+
+// TestDeployGlueNeedsTheApprovedPlan: a plan changed since its approval is
+// not deployed (the workers would refuse it): exit 4, nothing uploaded or
+// created.
+func TestDeployGlueNeedsTheApprovedPlan(t *testing.T) {
+	e := glueWorkspace(t)
+	path := filepath.Join(e.dir, "platform.yaml")
+	p, err := plan.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Tables["orders"].Glue.Workers = 5 // changed after the approval
+	if err := p.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI(t, "deploy", "glue", "--dir", e.dir, "--apply", "--binary", "/bin/true")
+	if code != exitPrecondition || !strings.Contains(errs, "the plan changed since test approved it") {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	if n := len(e.glue.Requests()); n != 0 {
+		t.Errorf("%d Glue requests", n)
+	}
+	if objs, err := e.s3.List(context.Background(), e.bucket, "code/"); err != nil || len(objs) != 0 {
+		t.Errorf("uploaded %v (%v)", objs, err)
+	}
+}
