@@ -359,3 +359,35 @@ func TestDeployGlueNeedsTheApprovedPlan(t *testing.T) {
 		t.Errorf("uploaded %v (%v)", objs, err)
 	}
 }
+
+// TestRunGlueUsage: what run cannot do for an engine-glue table is a usage
+// error before anything starts: --full-refresh, and --json over tables
+// that run in Glue and here at once.
+func TestRunGlueUsage(t *testing.T) {
+	e := glueWorkspace(t)
+	path := filepath.Join(e.dir, "platform.yaml")
+	p, err := plan.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Tables["other"] = &plan.Table{Source: &plan.TableSource{Name: "landing", Files: []string{"other.csv"}}}
+	p.Gates.DataModel.PlanHash = p.Hash()
+	if err := p.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--full-refresh", "--table", "orders"}, "tables orders run in Glue"},
+		{[]string{"--json"}, "tables orders run in Glue and other here"},
+	} {
+		code, _, errs := runCLI(t, append([]string{"run", "--plan", path, "--force"}, c.args...)...)
+		if code != exitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("run %v: exit %d\n%s", c.args, code, errs)
+		}
+	}
+	if n := len(e.glue.Runs()); n != 0 {
+		t.Errorf("%d job runs started", n)
+	}
+}
