@@ -61,6 +61,10 @@ type partSpec struct {
 	files  int
 }
 
+// notePrefix starts every note; a test changes it to rewrite the files
+// with the same counts, sums and nulls but other values.
+var notePrefix = "n"
+
 var parts = []partSpec{
 	{"eu", "2024-01-05", 2},
 	{"eu", "2024-02-11", 1},
@@ -133,7 +137,7 @@ func writeHive(t *testing.T, root string, keysInFiles bool) map[string]*truth {
 					b.Field(3).AppendNull()
 					tr.nullNote++
 				} else {
-					b.Field(3).(*array.StringBuilder).Append(fmt.Sprintf("n%d", id))
+					b.Field(3).(*array.StringBuilder).Append(fmt.Sprintf("%s%d", notePrefix, id))
 				}
 				if keysInFiles {
 					if p.region == "" {
@@ -514,6 +518,7 @@ func TestMigrateGlueRewrite(t *testing.T) {
 	if !v.OK {
 		t.Fatalf("validation failed: %+v", v)
 	}
+	checkReported(t, e.truth, v)
 	// The planted mismatch: a file goes between validation and switch.
 	if err := os.Remove(files[len(files)-1].Path); err != nil {
 		t.Fatal(err)
@@ -617,4 +622,78 @@ func TestMigrateFolderRewrite(t *testing.T) {
 		t.Fatalf("validation: %v %+v", err, v)
 	}
 
+}
+
+// TestMigrateValidationComparesRowValues: the Hive files rewritten after
+// the Iceberg table was built with the same rows, sums and nulls but other
+// text values — only the row content comparison can see it, and it does.
+func TestMigrateValidationComparesRowValues(t *testing.T) {
+	e := newEnv(t, false)
+	src, l, files, _ := prepare(t, e)
+	b, err := migrate.BuildRewrite(e.ctx, src, l, files, migrate.Target{Sink: e.sk, Namespace: "sales", Name: "orders"}, nil, "migrate-test-6", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notePrefix = "x"
+	defer func() { notePrefix = "n" }()
+	writeHive(t, e.root, false)
+	files2, fp2, err := src.Files(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := migrate.Validate(e.ctx, src, l, files2, fp2, b.Table, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.OK {
+		t.Fatal("validation passed with other values in the Hive files")
+	}
+	for _, p := range v.Partitions {
+		for _, c := range p.Checks {
+			if !c.OK && c.Name != "row content hash" {
+				t.Errorf("partition %s: check %s failed (%s vs %s); only the row content differs", p.Partition, c.Name, c.Hive, c.Iceberg)
+			}
+		}
+	}
+}
+
+// checkReported: what validation reports per partition is the truth the
+// test kept (its sums exact, in the decimal's scale).
+func checkReported(t *testing.T, want map[string]*truth, v *migrate.Validation) {
+	t.Helper()
+	if len(v.Partitions) != len(want) {
+		t.Fatalf("%d partitions reported, %d written", len(v.Partitions), len(want))
+	}
+	for _, p := range v.Partitions {
+		tr := want[p.Partition]
+		if tr == nil {
+			t.Errorf("reported partition %s was not written", p.Partition)
+			continue
+		}
+		cents := fmt.Sprintf("%d.%02d", tr.cents/100, abs(tr.cents%100))
+		if tr.cents < 0 && tr.cents > -100 {
+			cents = "-" + cents
+		}
+		exp := map[string]string{"rows": fmt.Sprint(tr.rows), "sum(amount)": cents, "sum(qty)": fmt.Sprint(tr.qty),
+			"nulls(amount)": fmt.Sprint(tr.nullAmount), "nulls(qty)": fmt.Sprint(tr.nullQty), "nulls(note)": fmt.Sprint(tr.nullNote), "nulls(id)": "0"}
+		seen := 0
+		for _, c := range p.Checks {
+			if w, ok := exp[c.Name]; ok {
+				seen++
+				if c.Hive != w || c.Iceberg != w || !c.OK {
+					t.Errorf("partition %s %s: hive %s, iceberg %s, written %s", p.Partition, c.Name, c.Hive, c.Iceberg, w)
+				}
+			}
+		}
+		if seen != len(exp) {
+			t.Errorf("partition %s: %d of the %d expected checks reported: %+v", p.Partition, seen, len(exp), p.Checks)
+		}
+	}
+}
+
+func abs(n int64) int64 {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
