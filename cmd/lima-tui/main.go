@@ -144,6 +144,7 @@ func verbs() []verb {
 		{"schedule", "run on the plan's cron, in the foreground", cmdSchedule},
 		{"teardown", "gate 5: the blast radius; remove it after the prefix is typed", cmdTeardown},
 		{"adopt", "take over a lake another workspace owns (after the prefix)", cmdAdopt},
+		{"migrate", "convert a Hive/Parquet table (Glue or folder) to Iceberg, validate it, switch Glue after the typed name", cmdMigrate},
 	}
 }
 

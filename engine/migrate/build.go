@@ -353,3 +353,22 @@ func constArray(mem memory.Allocator, dt arrow.DataType, v string, null bool, n 
 	}
 	return b.NewArray(), nil
 }
+
+// Existing is the Iceberg table an earlier migrate run built at tgt by
+// method, to validate again and switch without building twice; false when
+// there is none. A table at tgt that no migration by method built is an
+// error: it is not Lima's to reuse.
+func Existing(ctx context.Context, tgt Target, method string) (*Built, bool, error) {
+	tbl, err := tgt.Sink.Catalog().LoadTable(ctx, tgt.ident())
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("catalog: %w", err)
+	}
+	s := tbl.CurrentSnapshot()
+	if s == nil || s.Summary == nil || s.Summary.Properties[sink.PropKind] != "migrate" || s.Summary.Properties["lima.migrate.method"] != method {
+		return nil, false, fmt.Errorf("the Iceberg table %s exists and is not a %s migration's: choose another --target", strings.Join(tgt.ident(), "."), method)
+	}
+	return &Built{Table: tbl, RowsAdded: addedRecords(tbl)}, true, nil
+}

@@ -8,22 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/glue"
-	"github.com/aws/aws-sdk-go-v2/service/glue/types"
 
 	"github.com/lima-lake/lima/engine/migrate"
 	"github.com/lima-lake/lima/engine/plan"
@@ -31,195 +20,8 @@ import (
 	"github.com/lima-lake/lima/engine/sink/icesink"
 	"github.com/lima-lake/lima/internal/fileuri"
 	"github.com/lima-lake/lima/internal/gluetest"
+	mt "github.com/lima-lake/lima/internal/migratetest"
 )
-
-func fakeAWSEnv(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDLOCALTEST")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "local-test-secret")
-	t.Setenv("AWS_REGION", "eu-central-1")
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
-	for _, k := range []string{"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_GLUE", "AWS_ENDPOINT_URL_S3"} {
-		t.Setenv(k, "")
-	}
-}
-
-// truth is the test's own account of the rows it wrote, per partition
-// (region=…/order_day=… as Hive names it).
-type truth struct {
-	rows       int64
-	cents      int64 // sum(amount) in cents
-	qty        int64
-	nullAmount int64
-	nullQty    int64
-	nullNote   int64
-}
-
-type partSpec struct {
-	region string // "" = the null partition
-	day    string
-	files  int
-}
-
-// notePrefix starts every note; a test changes it to rewrite the files
-// with the same counts, sums and nulls but other values.
-var notePrefix = "n"
-
-var parts = []partSpec{
-	{"eu", "2024-01-05", 2},
-	{"eu", "2024-02-11", 1},
-	{"us", "2024-01-05", 1},
-	{"us", "2024-03-01", 2},
-	{"", "2024-03-01", 1},
-}
-
-func partName(p partSpec) string {
-	r := p.region
-	if r == "" {
-		r = hivesink.DefaultPartition
-	}
-	return "region=" + r + "/order_day=" + p.day
-}
-
-// writeHive writes the Parquet files of a Hive table under root: id
-// bigint, amount decimal(12,2), qty int, note string (with nulls); with
-// keysInFiles the files also hold region and order_day, as some writers
-// keep them. It returns the ground truth per partition.
-func writeHive(t *testing.T, root string, keysInFiles bool) map[string]*truth {
-	t.Helper()
-	fields := []arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-		{Name: "amount", Type: &arrow.Decimal128Type{Precision: 12, Scale: 2}, Nullable: true},
-		{Name: "qty", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
-		{Name: "note", Type: arrow.BinaryTypes.String, Nullable: true},
-	}
-	if keysInFiles {
-		fields = append(fields, arrow.Field{Name: "region", Type: arrow.BinaryTypes.String, Nullable: true},
-			arrow.Field{Name: "order_day", Type: arrow.FixedWidthTypes.Date32, Nullable: true})
-	}
-	sc := arrow.NewSchema(fields, nil)
-	out := map[string]*truth{}
-	id := int64(0)
-	for pi, p := range parts {
-		tr := &truth{}
-		out[partName(p)] = tr
-		dir := filepath.Join(root, "region="+hivesink.EscapeValue(p.region), "order_day="+p.day)
-		if p.region == "" {
-			dir = filepath.Join(root, "region="+hivesink.DefaultPartition, "order_day="+p.day)
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		day, _ := time.Parse(time.DateOnly, p.day)
-		for fi := 0; fi < p.files; fi++ {
-			n := 40 + 13*pi + 7*fi
-			b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-			for r := 0; r < n; r++ {
-				id++
-				tr.rows++
-				b.Field(0).(*array.Int64Builder).Append(id)
-				if id%9 == 0 {
-					b.Field(1).AppendNull()
-					tr.nullAmount++
-				} else {
-					cents := id*137%100000 - 25000 // negatives too
-					b.Field(1).(*array.Decimal128Builder).Append(decimal128.FromI64(cents))
-					tr.cents += cents
-				}
-				if id%7 == 0 {
-					b.Field(2).AppendNull()
-					tr.nullQty++
-				} else {
-					b.Field(2).(*array.Int32Builder).Append(int32(id % 50))
-					tr.qty += id % 50
-				}
-				if id%5 == 0 {
-					b.Field(3).AppendNull()
-					tr.nullNote++
-				} else {
-					b.Field(3).(*array.StringBuilder).Append(fmt.Sprintf("%s%d", notePrefix, id))
-				}
-				if keysInFiles {
-					if p.region == "" {
-						b.Field(4).AppendNull()
-					} else {
-						b.Field(4).(*array.StringBuilder).Append(p.region)
-					}
-					b.Field(5).(*array.Date32Builder).Append(arrow.Date32FromTime(day))
-				}
-			}
-			rec := b.NewRecordBatch()
-			b.Release()
-			f, err := os.Create(filepath.Join(dir, fmt.Sprintf("part-%05d.parquet", fi)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			tbl := array.NewTableFromRecords(sc, []arrow.RecordBatch{rec})
-			if err := pqarrow.WriteTable(tbl, f, 1024, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps()); err != nil {
-				t.Fatal(err)
-			}
-			tbl.Release()
-			rec.Release()
-		}
-		// What Hive readers skip must be skipped here too.
-		if err := os.WriteFile(filepath.Join(dir, "_SUCCESS"), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
-}
-
-func uri(t *testing.T, p string) string {
-	u, err := fileuri.FromPath(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
-
-// registerHive registers the table in the Glue endpoint as another tool
-// would have: a full definition (every TableInput field a Hive table
-// carries) and one partition per folder.
-func registerHive(t *testing.T, ctx context.Context, gc *glue.Client, root string) {
-	t.Helper()
-	if _, err := gc.CreateDatabase(ctx, &glue.CreateDatabaseInput{DatabaseInput: &types.DatabaseInput{Name: aws.String("sales")}}); err != nil {
-		t.Fatal(err)
-	}
-	accessed := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-	cols := []types.Column{
-		{Name: aws.String("id"), Type: aws.String("bigint"), Comment: aws.String("order id")},
-		{Name: aws.String("amount"), Type: aws.String("decimal(12,2)")},
-		{Name: aws.String("qty"), Type: aws.String("int")},
-		{Name: aws.String("note"), Type: aws.String("string")},
-	}
-	sd := func(loc string) *types.StorageDescriptor {
-		return &types.StorageDescriptor{Columns: cols, Location: aws.String(loc), InputFormat: aws.String(hivesink.ParquetInputFormat),
-			OutputFormat: aws.String(hivesink.ParquetOutputFormat), Compressed: true, NumberOfBuckets: -1,
-			SerdeInfo:  &types.SerDeInfo{SerializationLibrary: aws.String(hivesink.ParquetSerDe), Parameters: map[string]string{"serialization.format": "1"}},
-			Parameters: map[string]string{"crawler": "nightly"}}
-	}
-	if _, err := gc.CreateTable(ctx, &glue.CreateTableInput{DatabaseName: aws.String("sales"), TableInput: &types.TableInput{
-		Name: aws.String("orders"), Description: aws.String("orders, by region and day"), Owner: aws.String("finance"),
-		Retention: 30, LastAccessTime: &accessed, TableType: aws.String("EXTERNAL_TABLE"),
-		Parameters:        map[string]string{"classification": "parquet", "EXTERNAL": "TRUE", "projection.enabled": "false"},
-		PartitionKeys:     []types.Column{{Name: aws.String("region"), Type: aws.String("string")}, {Name: aws.String("order_day"), Type: aws.String("date"), Comment: aws.String("UTC")}},
-		StorageDescriptor: sd(uri(t, root)),
-	}}); err != nil {
-		t.Fatal(err)
-	}
-	in := &glue.BatchCreatePartitionInput{DatabaseName: aws.String("sales"), TableName: aws.String("orders")}
-	for _, p := range parts {
-		r := p.region
-		if r == "" {
-			r = hivesink.DefaultPartition
-		}
-		in.PartitionInputList = append(in.PartitionInputList, types.PartitionInput{Values: []string{r, p.day}, StorageDescriptor: sd(uri(t, filepath.Join(root, filepath.FromSlash(partName(p)))))})
-	}
-	out, err := gc.BatchCreatePartition(ctx, in)
-	if err != nil || len(out.Errors) > 0 {
-		t.Fatal(err, out)
-	}
-}
 
 type env struct {
 	ctx   context.Context
@@ -228,21 +30,21 @@ type env struct {
 	srv   *gluetest.Server
 	gc    *glue.Client
 	sk    *icesink.Sink
-	truth map[string]*truth
+	truth map[string]*mt.Truth
 	raw   []byte // the Glue definition as registered
 }
 
 func newEnv(t *testing.T, keysInFiles bool) *env {
-	fakeAWSEnv(t)
+	mt.FakeAWSEnv(t)
 	e := &env{ctx: context.Background(), dir: t.TempDir(), srv: gluetest.New(t)}
 	e.root = filepath.Join(e.dir, "hive", "orders")
-	e.truth = writeHive(t, e.root, keysInFiles)
+	e.truth = mt.WriteHive(t, e.root, keysInFiles)
 	gc, err := hivesink.NewGlueClient(e.ctx, hivesink.GlueConfig{Endpoint: e.srv.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.gc = gc
-	registerHive(t, e.ctx, gc, e.root)
+	mt.RegisterHive(t, e.ctx, gc, e.root)
 	raw, ok := e.srv.RawTableInput("sales", "orders")
 	if !ok {
 		t.Fatal("the endpoint kept no definition")
@@ -253,94 +55,6 @@ func newEnv(t *testing.T, keysInFiles bool) *env {
 	}
 	t.Cleanup(func() { e.sk.Close() })
 	return e
-}
-
-// independent reads the Iceberg table from its metadata file with
-// iceberg-go alone and measures it per partition, as the test's truth is
-// kept: rows, sum(amount) in cents, sum(qty), null counts.
-func independent(t *testing.T, ctx context.Context, metadata string) map[string]*truth {
-	t.Helper()
-	fsF := func(ctx context.Context) (icebergio.IO, error) { return icebergio.LoadFS(ctx, nil, metadata) }
-	tbl, err := table.NewFromLocation(ctx, table.Identifier{"check", "orders"}, metadata, fsF, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, recs, err := tbl.Scan().ToArrowRecords(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := func(name string) int {
-		idx := sc.FieldIndices(name)
-		if len(idx) != 1 {
-			t.Fatalf("no column %s in %s", name, sc)
-		}
-		return idx[0]
-	}
-	out := map[string]*truth{}
-	for rec, err := range recs {
-		if err != nil {
-			t.Fatal(err)
-		}
-		region, day := rec.Column(col("region")), rec.Column(col("order_day")).(*array.Date32)
-		amount, qty, note := rec.Column(col("amount")).(*array.Decimal128), rec.Column(col("qty")), rec.Column(col("note"))
-		for i := 0; i < int(rec.NumRows()); i++ {
-			r := hivesink.DefaultPartition
-			if !region.IsNull(i) {
-				r = region.ValueStr(i)
-			}
-			k := "region=" + r + "/order_day=" + day.Value(i).ToTime().Format(time.DateOnly)
-			tr := out[k]
-			if tr == nil {
-				tr = &truth{}
-				out[k] = tr
-			}
-			tr.rows++
-			if amount.IsNull(i) {
-				tr.nullAmount++
-			} else {
-				tr.cents += amount.Value(i).BigInt().Int64()
-			}
-			switch q := qty.(type) {
-			case *array.Int32:
-				if q.IsNull(i) {
-					tr.nullQty++
-				} else {
-					tr.qty += int64(q.Value(i))
-				}
-			default:
-				t.Fatalf("qty reads as %s", qty.DataType())
-			}
-			if note.IsNull(i) {
-				tr.nullNote++
-			}
-		}
-		rec.Release()
-	}
-	return out
-}
-
-func sameTruth(t *testing.T, want, got map[string]*truth) {
-	t.Helper()
-	var keys []string
-	for k := range want {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		g, ok := got[k]
-		if !ok {
-			t.Errorf("partition %s: missing from the Iceberg table", k)
-			continue
-		}
-		if *g != *want[k] {
-			t.Errorf("partition %s: Iceberg %+v, written %+v", k, *g, *want[k])
-		}
-	}
-	for k := range got {
-		if _, ok := want[k]; !ok {
-			t.Errorf("partition %s: only in the Iceberg table", k)
-		}
-	}
 }
 
 func prepare(t *testing.T, e *env) (*migrate.Source, *migrate.Layout, []migrate.File, string) {
@@ -354,8 +68,8 @@ func prepare(t *testing.T, e *env) (*migrate.Source, *migrate.Layout, []migrate.
 		t.Fatal(err)
 	}
 	wantFiles := 0
-	for _, p := range parts {
-		wantFiles += p.files
+	for _, p := range mt.Parts {
+		wantFiles += p.Files
 	}
 	if len(files) != wantFiles {
 		t.Fatalf("%d files listed, %d written", len(files), wantFiles)
@@ -402,13 +116,13 @@ func TestMigrateGlueInPlace(t *testing.T) {
 	if n != len(files) {
 		t.Errorf("%d data files in the snapshot, %d Hive files", n, len(files))
 	}
-	sameTruth(t, e.truth, independent(t, e.ctx, b.Table.MetadataLocation()))
+	mt.SameTruth(t, e.truth, mt.Independent(t, e.ctx, b.Table.MetadataLocation()))
 
 	v, err := migrate.Validate(e.ctx, src, l, files, fp, b.Table, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !v.OK || len(v.Partitions) != len(parts) {
+	if !v.OK || len(v.Partitions) != len(mt.Parts) {
 		t.Fatalf("validation: ok=%v, %d partitions: %+v", v.OK, len(v.Partitions), v)
 	}
 	before, beforeRaw := glueTable(t, e, "orders")
@@ -434,7 +148,7 @@ func TestMigrateGlueInPlace(t *testing.T) {
 	}
 	// The entry as switched reads as the Iceberg table through the
 	// metadata location it names.
-	sameTruth(t, e.truth, independent(t, e.ctx, now.Parameters["metadata_location"]))
+	mt.SameTruth(t, e.truth, mt.Independent(t, e.ctx, now.Parameters["metadata_location"]))
 	// The backup is the original definition under another name.
 	_, bkRaw := glueTable(t, e, res.Backup)
 	if want := bytes.Replace(e.raw, []byte(`"Name":"orders"`), []byte(`"Name":"`+res.Backup+`"`), 1); !bytes.Equal(bkRaw, want) {
@@ -502,7 +216,7 @@ func TestMigrateGlueRewrite(t *testing.T) {
 	}
 	var want int64
 	for _, tr := range e.truth {
-		want += tr.rows
+		want += tr.Rows
 	}
 	if b.RowsRead != want || b.RowsAdded != want {
 		t.Fatalf("rows read %d, added %d, written %d", b.RowsRead, b.RowsAdded, want)
@@ -510,7 +224,7 @@ func TestMigrateGlueRewrite(t *testing.T) {
 	if got := b.Table.Spec().String(); !strings.Contains(got, "month") || !strings.Contains(got, "bucket[4]") {
 		t.Errorf("spec %s", got)
 	}
-	sameTruth(t, e.truth, independent(t, e.ctx, b.Table.MetadataLocation()))
+	mt.SameTruth(t, e.truth, mt.Independent(t, e.ctx, b.Table.MetadataLocation()))
 	v, err := migrate.Validate(e.ctx, src, l, files, fp, b.Table, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -587,16 +301,16 @@ func TestMigrateValidationCatchesADifference(t *testing.T) {
 // TestMigrateFolderRewrite: a key=value folder on disk (no catalog), key
 // types guessed from the folder values, rewritten and validated.
 func TestMigrateFolderRewrite(t *testing.T) {
-	fakeAWSEnv(t)
+	mt.FakeAWSEnv(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "orders")
-	want := writeHive(t, root, false)
+	want := mt.WriteHive(t, root, false)
 	src, err := migrate.FromFolder(ctx, root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(src.Partitions) != len(parts) || src.PartitionKeys[1].Type.Kind != plan.Date || src.PartitionKeys[0].Type.Kind != plan.String {
+	if len(src.Partitions) != len(mt.Parts) || src.PartitionKeys[1].Type.Kind != plan.Date || src.PartitionKeys[0].Type.Kind != plan.String {
 		t.Fatalf("folder source: %+v", src.PartitionKeys)
 	}
 	files, fp, err := src.Files(ctx)
@@ -616,7 +330,7 @@ func TestMigrateFolderRewrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameTruth(t, want, independent(t, ctx, b.Table.MetadataLocation()))
+	mt.SameTruth(t, want, mt.Independent(t, ctx, b.Table.MetadataLocation()))
 	v, err := migrate.Validate(ctx, src, l, files, fp, b.Table, nil)
 	if err != nil || !v.OK {
 		t.Fatalf("validation: %v %+v", err, v)
@@ -634,9 +348,9 @@ func TestMigrateValidationComparesRowValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	notePrefix = "x"
-	defer func() { notePrefix = "n" }()
-	writeHive(t, e.root, false)
+	mt.NotePrefix = "x"
+	defer func() { mt.NotePrefix = "n" }()
+	mt.WriteHive(t, e.root, false)
 	files2, fp2, err := src.Files(e.ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -659,7 +373,7 @@ func TestMigrateValidationComparesRowValues(t *testing.T) {
 
 // checkReported: what validation reports per partition is the truth the
 // test kept (its sums exact, in the decimal's scale).
-func checkReported(t *testing.T, want map[string]*truth, v *migrate.Validation) {
+func checkReported(t *testing.T, want map[string]*mt.Truth, v *migrate.Validation) {
 	t.Helper()
 	if len(v.Partitions) != len(want) {
 		t.Fatalf("%d partitions reported, %d written", len(v.Partitions), len(want))
@@ -670,12 +384,12 @@ func checkReported(t *testing.T, want map[string]*truth, v *migrate.Validation) 
 			t.Errorf("reported partition %s was not written", p.Partition)
 			continue
 		}
-		cents := fmt.Sprintf("%d.%02d", tr.cents/100, abs(tr.cents%100))
-		if tr.cents < 0 && tr.cents > -100 {
+		cents := fmt.Sprintf("%d.%02d", tr.Cents/100, abs(tr.Cents%100))
+		if tr.Cents < 0 && tr.Cents > -100 {
 			cents = "-" + cents
 		}
-		exp := map[string]string{"rows": fmt.Sprint(tr.rows), "sum(amount)": cents, "sum(qty)": fmt.Sprint(tr.qty),
-			"nulls(amount)": fmt.Sprint(tr.nullAmount), "nulls(qty)": fmt.Sprint(tr.nullQty), "nulls(note)": fmt.Sprint(tr.nullNote), "nulls(id)": "0"}
+		exp := map[string]string{"rows": fmt.Sprint(tr.Rows), "sum(amount)": cents, "sum(qty)": fmt.Sprint(tr.Qty),
+			"nulls(amount)": fmt.Sprint(tr.NullAmount), "nulls(qty)": fmt.Sprint(tr.NullQty), "nulls(note)": fmt.Sprint(tr.NullNote), "nulls(id)": "0"}
 		seen := 0
 		for _, c := range p.Checks {
 			if w, ok := exp[c.Name]; ok {
