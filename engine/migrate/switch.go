@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/glue/types"
 
 	"github.com/lima-lake/lima/internal/fsx"
+	"github.com/lima-lake/lima/internal/typed"
 )
 
 // Record is the side record of a switch, written (0600, atomically)
@@ -102,18 +103,18 @@ type SwitchResult struct {
 	Record string
 }
 
-// Confirmation checks the typed text against the table's name, in the
-// words of gate 5: exact, letter case and blanks included.
-func Confirmation(want, typed string) error {
-	switch {
-	case typed == want:
+// Confirmation checks the typed text against the table's name with gate
+// 5's check (internal/typed): exact, letter case and blanks included.
+func Confirmation(want, text string) error {
+	switch typed.Check(want, text) {
+	case typed.Exact:
 		return nil
-	case typed == "":
+	case typed.Empty:
 		return fmt.Errorf("%w: nothing was switched: no confirmation was typed (type %s)", ErrNotConfirmed, want)
-	case strings.EqualFold(strings.TrimSpace(typed), want):
+	case typed.CaseOrBlanks:
 		return fmt.Errorf("%w: nothing was switched: the typed text differs from %s in letter case or surrounding spaces", ErrNotConfirmed, want)
 	}
-	return fmt.Errorf("%w: nothing was switched: %q is not %s", ErrNotConfirmed, typed, want)
+	return fmt.Errorf("%w: nothing was switched: %q is not %s", ErrNotConfirmed, text, want)
 }
 
 // Switch points the Glue entry at the Iceberg table. It refuses unless the
