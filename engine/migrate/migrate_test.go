@@ -411,3 +411,48 @@ func abs(n int64) int64 {
 	}
 	return n
 }
+
+// TestMigrateInPlaceFolderDisagreesWithFile: a file whose partition
+// column says eu lies in a us folder. Hive readers count its rows under
+// us (the folder), the in-place Iceberg table under eu (the file):
+// validation must fail for both partitions and the switch must not happen.
+func TestMigrateInPlaceFolderDisagreesWithFile(t *testing.T) {
+	e := newEnv(t, true)
+	from := filepath.Join(e.root, "region=eu", "order_day=2024-01-05", "part-00000.parquet")
+	to := filepath.Join(e.root, "region=us", "order_day=2024-01-05", "part-00009.parquet")
+	if err := os.Rename(from, to); err != nil {
+		t.Fatal(err)
+	}
+	src, err := migrate.FromGlue(e.ctx, e.gc, "", "sales", "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, fp, err := src.Files(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := migrate.Resolve(e.ctx, src, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := migrate.BuildInPlace(e.ctx, src, l, files, migrate.Target{Sink: e.sk, Namespace: "sales", Name: "orders"}, "migrate-test-7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := migrate.Validate(e.ctx, src, l, files, fp, b.Table, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := map[string]bool{}
+	for _, p := range v.Partitions {
+		if !p.OK {
+			failed[p.Partition] = true
+		}
+	}
+	if v.OK || len(failed) != 2 || !failed["region=eu/order_day=2024-01-05"] || !failed["region=us/order_day=2024-01-05"] {
+		t.Fatalf("validation: ok=%v, failed %v", v.OK, failed)
+	}
+	if _, err := migrate.Switch(e.ctx, e.gc, src, v, b.Table, migrate.SwitchOptions{Confirm: "sales.orders", StateDir: filepath.Join(e.dir, ".lima")}); !errors.Is(err, migrate.ErrNotValidated) {
+		t.Fatalf("switch: %v", err)
+	}
+}
