@@ -266,3 +266,34 @@ func MigrateDropBackup(ctx context.Context, o MigrateOptions, confirm string) (*
 	}
 	return migrate.DropBackup(ctx, g, o.Workspace.StateDir(), o.CatalogID, db, tbl)
 }
+
+// MigrateRegister registers the Iceberg table from (namespace.table of the
+// workspace's embedded SQLite catalog) in the Glue Data Catalog as to
+// (database.table) by its metadata location, after confirm is to typed
+// exactly; nothing is written, copied or removed, and the embedded entry
+// stays (write through one catalog only from then on).
+func MigrateRegister(ctx context.Context, o MigrateOptions, from, to, confirm string) (*migrate.Move, error) {
+	fns, fname, err := SplitTableName(from)
+	if err != nil {
+		return nil, err
+	}
+	tdb, tname, err := SplitTableName(to)
+	if err != nil {
+		return nil, err
+	}
+	wh := o.Warehouse
+	if wh == "" {
+		wh = filepath.Join(o.Workspace.Dir, "lake")
+	}
+	sk, err := icesink.Open(ctx, icesink.Options{CatalogPath: filepath.Join(o.Workspace.StateDir(), "catalog.db"), Warehouse: wh})
+	if err != nil {
+		return nil, err
+	}
+	defer sk.Close()
+	gs, err := icesink.OpenGlue(ctx, icesink.Options{}, icesink.AWSOptions{Region: o.Region, GlueEndpoint: o.GlueEndpoint, CatalogID: o.CatalogID, Warehouse: wh})
+	if err != nil {
+		return nil, err
+	}
+	defer gs.Close()
+	return migrate.RegisterIceberg(ctx, sk.Catalog(), []string{fns, fname}, gs.Catalog(), []string{tdb, tname}, confirm)
+}

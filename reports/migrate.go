@@ -70,7 +70,8 @@ func WriteMigration(dir string, r *MigrationReport) (string, error) {
 	return d, nil
 }
 
-func okMark(ok bool) string {
+// OKMark is ✓ or ✗ (the word beside it carries the meaning too).
+func OKMark(ok bool) string {
 	if ok {
 		return "✓"
 	}
@@ -110,7 +111,7 @@ func MigrationMarkdown(r *MigrationReport) string {
 			strings.ReplaceAll(md(v.Iceberg), "`", ""), v.SnapshotID, v.Files, short(v.Fingerprint), v.HiveRows, v.IcebergRows)
 		b.WriteString("| | partition | Hive rows | Iceberg rows | checks |\n|---|---|--:|--:|---|\n")
 		for _, p := range v.Partitions {
-			fmt.Fprintf(&b, "| %s | %s | %d | %d | %s |\n", okMark(p.OK), md(p.Partition), p.HiveRows, p.IcebergRows, md(failedChecks(p)))
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %s |\n", OKMark(p.OK), md(p.Partition), p.HiveRows, p.IcebergRows, md(failedChecks(p)))
 		}
 		if len(v.Missing) > 0 {
 			fmt.Fprintf(&b, "\n✗ Missing from the Iceberg table: %s\n", md(strings.Join(v.Missing, ", ")))
@@ -151,7 +152,7 @@ func MigrationTable(v *migrate.Validation) []string {
 	}
 	out := []string{fmt.Sprintf("   %-*s  %12s  %12s  %s", w, "partition", "Hive rows", "Iceberg rows", "checks")}
 	for _, p := range v.Partitions {
-		out = append(out, fmt.Sprintf("%s  %-*s  %12d  %12d  %s", okMark(p.OK), w, p.Partition, p.HiveRows, p.IcebergRows, failedChecks(p)))
+		out = append(out, fmt.Sprintf("%s  %-*s  %12d  %12d  %s", OKMark(p.OK), w, p.Partition, p.HiveRows, p.IcebergRows, failedChecks(p)))
 	}
 	return out
 }

@@ -19,6 +19,7 @@ import (
 const migrateUsage = `lima-tui migrate --glue DB.TABLE | --folder PATH --method in-place|rewrite [--partition SPEC]... [--confirm DB.TABLE]
 lima-tui migrate --glue DB.TABLE --rollback
 lima-tui migrate --glue DB.TABLE --drop-backup --confirm DB.TABLE
+lima-tui migrate --iceberg NS.TABLE --register-glue DB.TABLE --confirm DB.TABLE
 
 Converts a Hive-style Parquet table (a Glue table stored as Parquet, or a
 key=value folder tree on disk or S3) into an Iceberg table in the
@@ -34,6 +35,12 @@ kept as <table>_hive_backup_<time> and in .lima/migrate/, and the entry then
 points at the Iceberg table. --rollback restores the original definition;
 --drop-backup removes the backup (no rollback after it). Nothing is ever
 deleted in S3.
+
+--iceberg with --register-glue moves a self-managed Iceberg table of the
+workspace's embedded catalog into Glue: the Glue entry names the table's
+current metadata file (nothing is copied); the table is then read through
+both catalogs and compared. The embedded entry stays: write through one
+catalog only from then on.
 
 Methods (there is no default: choose one):
 `
@@ -73,6 +80,8 @@ func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	confirm := fs.String("confirm", "", "switch headless: `database.table` typed exactly")
 	rollback := fs.Bool("rollback", false, "restore the Glue entry's original definition from the side record")
 	dropBackup := fs.Bool("drop-backup", false, "remove the backup table and the side record (needs --confirm database.table)")
+	icebergName := fs.String("iceberg", "", "an Iceberg table of the workspace's embedded catalog to register elsewhere: `namespace.table`")
+	registerGlue := fs.String("register-glue", "", "with --iceberg: register it in the Glue Data Catalog as `database.table`")
 	jsonOut := fs.Bool("json", false, "print the report as JSON on stdout")
 	if err := fs.Parse(args); err != nil {
 		return parseExit(err)
@@ -85,6 +94,28 @@ func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		Target: *target, Warehouse: *warehouse, Region: *region, GlueEndpoint: *endpoint, CatalogID: *catalogID,
 		Notify: func(s string) { fmt.Fprintln(stderr, ui.Sanitize(s)) }}
 	switch {
+	case (*icebergName == "") != (*registerGlue == ""):
+		fmt.Fprintln(stderr, "lima-tui migrate: --iceberg and --register-glue go together")
+		return exitUsage
+	case *icebergName != "":
+		m, err := flow.MigrateRegister(ctx, o, *icebergName, *registerGlue, *confirm)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		for _, c := range m.Checks {
+			fmt.Fprintf(stderr, "%s  %s\n", reports.OKMark(c.OK), ui.Sanitize(c.Name))
+		}
+		if *jsonOut {
+			b, _ := json.MarshalIndent(m, "", "  ")
+			fmt.Fprintln(stdout, string(ui.EscapeJSON(b)))
+		}
+		if !m.OK {
+			fmt.Fprintf(stderr, "lima-tui migrate: %s reads differently through Glue than through the embedded catalog\n", ui.Sanitize(m.To))
+			return exitReconcile
+		}
+		fmt.Fprintf(stderr, "Registered %s in Glue as %s (metadata %s). The embedded entry stays: write through one catalog only from now on.\n",
+			ui.Sanitize(m.From), ui.Sanitize(m.To), ui.Sanitize(m.Metadata))
+		return exitOK
 	case *rollback && *dropBackup:
 		fmt.Fprintln(stderr, "lima-tui migrate: --rollback or --drop-backup, not both")
 		return exitUsage

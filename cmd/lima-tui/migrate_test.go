@@ -130,3 +130,31 @@ func TestMigrateVerb(t *testing.T) {
 		t.Fatalf("after the prompted switch: %+v", tb.Parameters)
 	}
 }
+
+// TestMigrateVerbRegister: a table of the embedded catalog registered in
+// Glue by lima-tui migrate --iceberg --register-glue, after the typed name.
+func TestMigrateVerbRegister(t *testing.T) {
+	mt.FakeAWSEnv(t)
+	defer func(f func() bool) { migrateInteractive = f }(migrateInteractive)
+	migrateInteractive = func() bool { return false }
+	dir := t.TempDir()
+	root := filepath.Join(dir, "hive", "orders")
+	mt.WriteHive(t, root, false)
+	srv := gluetest.New(t)
+	ws := filepath.Join(dir, "ws")
+	// The embedded table: a folder migrated by rewrite.
+	if code, _, errs := mainCLI("migrate", "--dir", ws, "--folder", root, "--method", "rewrite"); code != exitOK {
+		t.Fatalf("folder rewrite: exit %d\n%s", code, errs)
+	}
+	base := []string{"migrate", "--dir", ws, "--iceberg", "migrated.orders", "--register-glue", "lake.orders", "--glue-endpoint", srv.URL(), "--region", "eu-central-1"}
+	if code, _, errs := mainCLI(base...); code != exitError || !strings.Contains(errs, "no confirmation was typed") || len(srv.Tables("lake")) != 0 {
+		t.Fatalf("without --confirm: exit %d\n%s", code, errs)
+	}
+	code, _, errs := mainCLI(append(base, "--confirm", "lake.orders")...)
+	if code != exitOK || !strings.Contains(errs, "✓  row content hash") || !strings.Contains(errs, "Registered migrated.orders") {
+		t.Fatalf("register: exit %d\n%s", code, errs)
+	}
+	if tb, ok := srv.Table("lake", "orders"); !ok || tb.Parameters["metadata_location"] == "" {
+		t.Fatalf("the Glue entry: %v %+v", ok, tb)
+	}
+}

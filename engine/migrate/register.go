@@ -60,12 +60,12 @@ func RegisterIceberg(ctx context.Context, from catalog.Catalog, fromIdent table.
 			return nil, fmt.Errorf("create namespace %s: %w", strings.Join(toIdent[:len(toIdent)-1], "."), err)
 		}
 	}
-	dst, err := reg.RegisterTable(ctx, toIdent, src.MetadataLocation())
-	if err != nil {
+	if _, err := reg.RegisterTable(ctx, toIdent, src.MetadataLocation()); err != nil {
 		return nil, fmt.Errorf("register %s: %w", strings.Join(toIdent, "."), err)
 	}
 	// Read back through the target catalog, not the handle RegisterTable gave.
-	if dst, err = to.LoadTable(ctx, toIdent); err != nil {
+	dst, err := to.LoadTable(ctx, toIdent)
+	if err != nil {
 		return nil, fmt.Errorf("load %s after registering: %w", strings.Join(toIdent, "."), err)
 	}
 	m := &Move{From: strings.Join(fromIdent, "."), To: strings.Join(toIdent, "."), Metadata: src.MetadataLocation(), OK: true}
