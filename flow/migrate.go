@@ -104,6 +104,11 @@ func Migrate(ctx context.Context, o MigrateOptions) (*MigrateResult, error) {
 	if len(spec) > 0 && o.Method != migrate.Rewrite {
 		return nil, fmt.Errorf("%w: --partition applies to --method rewrite (in place keeps the Hive layout)", ErrUsage)
 	}
+	unlock, err := Lock(ctx, o.Workspace, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	started := now()
 	runID := NewRunID(started)
 	rep := &reports.MigrationReport{RunID: runID, StartedAt: started, Method: o.Method, Partition: o.Partition, TradeOffs: migrate.TradeOffs[o.Method]}
@@ -111,7 +116,6 @@ func Migrate(ctx context.Context, o MigrateOptions) (*MigrateResult, error) {
 	var (
 		src *migrate.Source
 		g   migrate.GlueAPI
-		err error
 	)
 	if o.Glue != "" {
 		db, tbl, err := SplitTableName(o.Glue)
@@ -150,6 +154,9 @@ func Migrate(ctx context.Context, o MigrateOptions) (*MigrateResult, error) {
 	wh := o.Warehouse
 	if wh == "" {
 		wh = filepath.Join(o.Workspace.Dir, "lake")
+	}
+	if strings.HasPrefix(src.Location, "s3://") && !strings.HasPrefix(wh, "s3://") {
+		return nil, fmt.Errorf("%w: %s is on S3, so the Iceberg table's metadata must be on S3 too (readers of the catalog cannot read a local file): give --warehouse s3://bucket/prefix", ErrUsage, src.Name())
 	}
 	if err := fsx.MkdirPrivate(o.Workspace.StateDir()); err != nil {
 		return nil, err
@@ -281,6 +288,11 @@ func MigrateRegister(ctx context.Context, o MigrateOptions, from, to, confirm st
 	if err != nil {
 		return nil, err
 	}
+	unlock, err := Lock(ctx, o.Workspace, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	wh := o.Warehouse
 	if wh == "" {
 		wh = filepath.Join(o.Workspace.Dir, "lake")

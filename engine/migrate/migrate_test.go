@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go/table"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/glue"
 
 	"github.com/lima-lake/lima/engine/migrate"
@@ -454,5 +455,41 @@ func TestMigrateInPlaceFolderDisagreesWithFile(t *testing.T) {
 	}
 	if _, err := migrate.Switch(e.ctx, e.gc, src, v, b.Table, migrate.SwitchOptions{Confirm: "sales.orders", StateDir: filepath.Join(e.dir, ".lima")}); !errors.Is(err, migrate.ErrNotValidated) {
 		t.Fatalf("switch: %v", err)
+	}
+}
+
+// TestMigrateRollbackRefusedAfterGlueCommits: once the Iceberg table was
+// committed to through Glue (its metadata_location moved on), rollback
+// would hide those commits: it refuses and changes nothing.
+func TestMigrateRollbackRefusedAfterGlueCommits(t *testing.T) {
+	e := newEnv(t, false)
+	src, l, files, fp := prepare(t, e)
+	b, err := migrate.BuildRewrite(e.ctx, src, l, files, migrate.Target{Sink: e.sk, Namespace: "sales", Name: "orders"}, nil, "migrate-test-8", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := migrate.Validate(e.ctx, src, l, files, fp, b.Table, nil)
+	if err != nil || !v.OK {
+		t.Fatal(err, v)
+	}
+	state := filepath.Join(e.dir, ".lima")
+	if _, err := migrate.Switch(e.ctx, e.gc, src, v, b.Table, migrate.SwitchOptions{Confirm: "sales.orders", StateDir: state}); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := e.gc.GetTable(e.ctx, &glue.GetTableInput{DatabaseName: aws.String("sales"), Name: aws.String("orders")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := migrate.InputOf(cur.Table)
+	in.Parameters = map[string]string{"table_type": "ICEBERG", "metadata_location": b.Table.MetadataLocation() + ".next"}
+	if _, err := e.gc.UpdateTable(e.ctx, &glue.UpdateTableInput{DatabaseName: aws.String("sales"), TableInput: &in, VersionId: cur.Table.VersionId}); err != nil {
+		t.Fatal(err)
+	}
+	_, before := glueTable(t, e, "orders")
+	if _, err := migrate.Rollback(e.ctx, e.gc, state, "", "sales", "orders"); err == nil || !strings.Contains(err.Error(), "would hide those commits") {
+		t.Fatalf("rollback after a Glue commit: %v", err)
+	}
+	if _, after := glueTable(t, e, "orders"); !bytes.Equal(before, after) {
+		t.Error("the refused rollback changed the entry")
 	}
 }

@@ -241,6 +241,10 @@ func Rollback(ctx context.Context, g GlueAPI, stateDir, catalogID, db, tbl strin
 	if cur.Table.Parameters["metadata_location"] == "" && rec.RolledBack != nil {
 		return rec, nil // rolled back already
 	}
+	if ml := cur.Table.Parameters["metadata_location"]; ml != rec.Metadata {
+		return nil, fmt.Errorf("%s.%s names the Iceberg metadata %s, the switch set %s: the table was committed to (or changed) through Glue since, and restoring the Hive definition would hide those commits; nothing was changed — the original definition is in %s and in the backup table %s",
+			db, tbl, ml, rec.Metadata, path, rec.Backup)
+	}
 	in := rec.Original
 	if _, err := g.UpdateTable(ctx, &glue.UpdateTableInput{CatalogId: optional(catalogID), DatabaseName: aws.String(db), TableInput: &in, VersionId: cur.Table.VersionId}); err != nil {
 		return nil, fmt.Errorf("glue: restore %s.%s: %w", db, tbl, err)
