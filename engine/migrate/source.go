@@ -366,6 +366,8 @@ type File struct {
 	// Path is what the file system opens (local path or s3:// URI).
 	Path string
 	Size int64
+	// ModTime as the listing reports it (S3: LastModified).
+	ModTime time.Time
 	// Part is the index of its partition in Source.Partitions.
 	Part int
 }
@@ -403,7 +405,7 @@ func (s *Source) Files(ctx context.Context) ([]File, string, error) {
 			if err != nil {
 				return err
 			}
-			files = append(files, File{Path: fp, Size: info.Size(), Part: i})
+			files = append(files, File{Path: fp, Size: info.Size(), ModTime: info.ModTime(), Part: i})
 			return nil
 		})
 		if errors.Is(err, fs.ErrNotExist) {
@@ -418,22 +420,9 @@ func (s *Source) Files(ctx context.Context) ([]File, string, error) {
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	h := sha256.New()
 	for _, f := range files {
-		mt := ""
-		if info, err := statOf(s.fs, f.Path); err == nil {
-			mt = info.ModTime().UTC().Format(time.RFC3339Nano)
-		}
-		fmt.Fprintf(h, "%q\t%d\t%s\n", f.Path, f.Size, mt)
+		fmt.Fprintf(h, "%q\t%d\t%s\n", f.Path, f.Size, f.ModTime.UTC().Format(time.RFC3339Nano))
 	}
 	return files, hex.EncodeToString(h.Sum(nil)), nil
-}
-
-func statOf(fsys icebergio.IO, p string) (fs.FileInfo, error) {
-	f, err := fsys.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return f.Stat()
 }
 
 // partKey is the canonical name of a partition: k1=v1/k2=v2 with the
