@@ -35,7 +35,7 @@ const (
 var TradeOffs = map[string][]string{
 	InPlace: {
 		"writes no data: the Iceberg table lists the existing Parquet files where they are (metadata only, fast)",
-		"the Hive files become the Iceberg table's files: they must stay where they are, and a Hive writer adding or removing files later is not seen by the Iceberg table",
+		"the Hive files become the Iceberg table's files: they must stay where they are — files a Hive writer adds later are not seen by the Iceberg table, and removing or rewriting one breaks it",
 		"the partition layout stays the Hive one (identity partitions on the Hive keys)",
 		"needs every partition key inside the data files: iceberg-go v0.7.0 reads a column a file lacks as NULL (it does not take identity partition values from the metadata), so tables whose keys live only in the folder names are refused",
 	},
