@@ -158,3 +158,33 @@ func TestMigrateVerbRegister(t *testing.T) {
 		t.Fatalf("the Glue entry: %v %+v", ok, tb)
 	}
 }
+
+// TestMigrateVerbValidationFails: the Iceberg table built, then the Hive
+// files rewritten with other values: the next run validates the table
+// again, shows ✗ per partition and exits 3 with the report saying failed.
+func TestMigrateVerbValidationFails(t *testing.T) {
+	mt.FakeAWSEnv(t)
+	defer func(f func() bool) { migrateInteractive = f }(migrateInteractive)
+	migrateInteractive = func() bool { return false }
+	dir := t.TempDir()
+	root := filepath.Join(dir, "orders")
+	mt.WriteHive(t, root, false)
+	ws := filepath.Join(dir, "ws")
+	args := []string{"migrate", "--dir", ws, "--folder", root, "--method", "rewrite", "--json"}
+	if code, _, errs := mainCLI(args...); code != exitOK {
+		t.Fatalf("first run: exit %d\n%s", code, errs)
+	}
+	defer func() { mt.NotePrefix = "n" }()
+	mt.NotePrefix = "x"
+	mt.WriteHive(t, root, false)
+	code, out, errs := mainCLI(args...)
+	if code != exitReconcile || strings.Count(errs, "✗  region=") != len(mt.Parts) || !strings.Contains(errs, "row content hash") {
+		t.Fatalf("second run: exit %d\n%s", code, errs)
+	}
+	var rep struct {
+		Status string `json:"status"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Status != "failed" {
+		t.Fatalf("report %v: %s", err, out)
+	}
+}
