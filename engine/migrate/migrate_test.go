@@ -143,6 +143,12 @@ func TestMigrateGlueInPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if st, err := os.Stat(res.Record); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("side record %s: %v %v", res.Record, err, st)
+	}
+	if st, err := os.Stat(filepath.Dir(res.Record)); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("side record folder: %v %v", err, st)
+	}
 	now, _ := glueTable(t, e, "orders")
 	if now.Parameters["table_type"] != "ICEBERG" || now.Parameters["metadata_location"] != b.Table.MetadataLocation() {
 		t.Fatalf("the entry is not the Iceberg table: %+v", now.Parameters)
