@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/glue"
+	"github.com/aws/aws-sdk-go-v2/service/glue/types"
 
 	"github.com/lima-lake/lima/engine/migrate"
 	"github.com/lima-lake/lima/engine/plan"
@@ -497,5 +498,44 @@ func TestMigrateRollbackRefusedAfterGlueCommits(t *testing.T) {
 	}
 	if _, after := glueTable(t, e, "orders"); !bytes.Equal(before, after) {
 		t.Error("the refused rollback changed the entry")
+	}
+}
+
+// TestMigrateSwitchSeesANewPartition: a partition registered in Glue after
+// validation (with its files) stops the switch: the switch reads the
+// partitions again, not only the files of those validated.
+func TestMigrateSwitchSeesANewPartition(t *testing.T) {
+	e := newEnv(t, false)
+	src, l, files, fp := prepare(t, e)
+	b, err := migrate.BuildRewrite(e.ctx, src, l, files, migrate.Target{Sink: e.sk, Namespace: "sales", Name: "orders"}, nil, "migrate-test-9", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := migrate.Validate(e.ctx, src, l, files, fp, b.Table, nil)
+	if err != nil || !v.OK {
+		t.Fatal(err, v)
+	}
+	newDir := filepath.Join(e.root, "region=apac", "order_day=2024-04-01")
+	if err := os.MkdirAll(newDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(files[0].Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(newDir, "part-00000.parquet"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := fileuri.FromPath(newDir)
+	if _, err := e.gc.BatchCreatePartition(e.ctx, &glue.BatchCreatePartitionInput{DatabaseName: aws.String("sales"), TableName: aws.String("orders"),
+		PartitionInputList: []types.PartitionInput{{Values: []string{"apac", "2024-04-01"}, StorageDescriptor: &types.StorageDescriptor{Location: aws.String(u)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = migrate.Switch(e.ctx, e.gc, src, v, b.Table, migrate.SwitchOptions{Confirm: "sales.orders", StateDir: filepath.Join(e.dir, ".lima")})
+	if !errors.Is(err, migrate.ErrChanged) {
+		t.Fatalf("switch with a partition added since validation: %v", err)
+	}
+	if _, raw := glueTable(t, e, "orders"); !bytes.Equal(raw, e.raw) {
+		t.Error("the stopped switch changed the Glue entry")
 	}
 }

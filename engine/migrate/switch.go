@@ -134,8 +134,14 @@ func Switch(ctx context.Context, g GlueAPI, src *Source, v *Validation, tbl *tab
 	if err := Confirmation(src.Database+"."+src.Table, o.Confirm); err != nil {
 		return nil, err
 	}
-	// Re-check right before the switch.
-	files, fp, err := src.Files(ctx)
+	// Re-check right before the switch: the catalog's partitions read
+	// again (one added since brings its files into the listing) and their
+	// files listed again.
+	fresh, err := FromGlue(ctx, g, o.CatalogID, src.Database, src.Table)
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading %s.%s again: %v; the Glue entry was not touched", ErrChanged, src.Database, src.Table, err)
+	}
+	files, fp, err := fresh.Files(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: re-listing the Hive files: %v; the Glue entry was not touched", ErrChanged, err)
 	}
