@@ -29,6 +29,7 @@ import (
 
 	"github.com/lima-lake/lima/engine/ledger"
 	"github.com/lima-lake/lima/internal/fileuri"
+	"github.com/lima-lake/lima/internal/typed"
 )
 
 // Teardown errors.
@@ -543,16 +544,16 @@ func Teardown(ctx context.Context, inv *Inventory, confirm string, s TeardownSco
 	fail := func(name, detail, fix string) {
 		res.Findings = append(res.Findings, Finding{Name: name, Status: Fail, Detail: detail, Fix: fix})
 	}
-	if s.Prefix == "" || inv.Prefix != s.Prefix || confirm != s.Prefix {
+	if s.Prefix == "" || inv.Prefix != s.Prefix || typed.Check(s.Prefix, confirm) != typed.Exact {
 		detail := "nothing was removed: a teardown needs the project prefix typed exactly"
 		switch {
 		case s.Prefix == "":
 			detail = "nothing was removed: the plan has no project prefix to confirm with"
 		case inv.Prefix != s.Prefix:
 			detail = "nothing was removed: the inventory shown belongs to another plan (prefix " + inv.Prefix + ")"
-		case confirm == "":
+		case typed.Check(s.Prefix, confirm) == typed.Empty:
 			detail = "nothing was removed: no confirmation was typed"
-		case strings.EqualFold(strings.TrimSpace(confirm), s.Prefix):
+		case typed.Check(s.Prefix, confirm) == typed.CaseOrBlanks:
 			detail = "nothing was removed: the typed text differs from the project prefix in letter case or surrounding spaces"
 		}
 		fail("typed confirmation", detail, "type the project prefix exactly: "+s.Prefix)

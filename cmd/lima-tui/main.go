@@ -148,6 +148,7 @@ func verbs() []verb {
 		{"teardown", "gate 5: the blast radius; remove it after the prefix is typed", cmdTeardown},
 		{"adopt", "take over a lake another workspace owns (after the prefix)", cmdAdopt},
 		{"deploy", "write (and with --apply create) the AWS Glue job of each engine: glue table", cmdDeploy},
+		{"migrate", "convert a Hive/Parquet table (Glue or folder) to Iceberg, validate it, switch Glue after the typed name", cmdMigrate},
 	}
 }
 

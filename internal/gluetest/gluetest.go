@@ -257,6 +257,9 @@ func (s *Server) handle(op string, body []byte) (any, *apiError) {
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, errf("InvalidInputException", "body: %v", err)
 	}
+	if out, aerr, done := s.migrateOp(op, body); done { // migrate.go: definitions kept as sent
+		return out, aerr
+	}
 	switch op {
 	case "GetDatabase":
 		d, ok := s.dbs[in.Name]
