@@ -144,6 +144,8 @@ func verbs() []verb {
 		{"schedule", "run on the plan's cron, in the foreground", cmdSchedule},
 		{"teardown", "gate 5: the blast radius; remove it after the prefix is typed", cmdTeardown},
 		{"adopt", "take over a lake another workspace owns (after the prefix)", cmdAdopt},
+		{"worker", "stage shards of a distributed load: JSON lines in on stdin, one manifest line out per shard; commits nothing", cmdWorker},
+		{"commit", "commit a distributed load's shards in one snapshot, then gate 4 and the report", cmdCommit},
 	}
 }
 

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/lima-lake/lima/engine/run"
+	"github.com/lima-lake/lima/flow"
+	"github.com/lima-lake/lima/ui"
+)
+
+// commitStdin is what a "-" of `lima-tui commit` reads (tests replace it).
+var commitStdin io.Reader = os.Stdin
+
+// cmdCommit commits a distributed load's shards (flow/shard.go) in one
+// snapshot, then runs gate 4 and writes the report like any run.
+func cmdCommit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("commit", stderr)
+	dir := fs.String("dir", ".", "the workspace (the folder holding the approved platform.yaml)")
+	loadID := fs.String("load-id", "", "the load id the driver gave every shard")
+	expect := fs.String("expect", "", "the shard lines the driver gave the workers (JSON lines; - for stdin)")
+	var manifests multi
+	fs.Var(&manifests, "manifests", "a file of the workers' manifest lines (repeatable; - for stdin)")
+	jsonOut := fs.Bool("json", false, "print a JSON summary on stdout")
+	if err := fs.Parse(args); err != nil {
+		return parseExit(err)
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "lima-tui commit: unexpected argument %q\n", ui.Sanitize(fs.Arg(0)))
+		return exitUsage
+	}
+	if *loadID == "" || *expect == "" || len(manifests) == 0 {
+		fmt.Fprintln(stderr, "lima-tui commit: give --load-id, --expect SHARDS.jsonl and at least one --manifests FILE")
+		return exitUsage
+	}
+	stdinUsed := 0
+	open := func(name string) (io.Reader, func(), error) {
+		if name == "-" {
+			stdinUsed++
+			return commitStdin, func() {}, nil
+		}
+		if strings.Contains(name, "://") {
+			return nil, nil, fmt.Errorf("%s: only local files (and - for stdin) are read", name)
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		return f, func() { f.Close() }, nil
+	}
+	exp, closeExp, err := open(*expect)
+	if err != nil {
+		fmt.Fprintf(stderr, "lima-tui commit: --expect: %s\n", ui.Sanitize(err.Error()))
+		return exitUsage
+	}
+	defer closeExp()
+	var ms []io.Reader
+	for _, m := range manifests {
+		r, closeM, err := open(m)
+		if err != nil {
+			fmt.Fprintf(stderr, "lima-tui commit: --manifests: %s\n", ui.Sanitize(err.Error()))
+			return exitUsage
+		}
+		defer closeM()
+		ms = append(ms, r)
+	}
+	if stdinUsed > 1 {
+		fmt.Fprintln(stderr, "lima-tui commit: only one of --expect and --manifests can be - (stdin)")
+		return exitUsage
+	}
+	ws, p, err := workspacePlan(*dir)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	prog := &run.Progress{}
+	done := make(chan struct{})
+	go reportProgress(prog, done, stderr)
+	out, err := flow.Commit(ctx, flow.CommitOptions{Workspace: ws, Plan: p, LoadID: *loadID, Expect: exp, Manifests: ms, Progress: prog})
+	close(done)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	for shard, attempt := range out.Chosen {
+		fmt.Fprintf(stderr, "lima: commit: shard %s: attempt %s chosen\n", ui.Sanitize(shard), ui.Sanitize(attempt))
+	}
+	if out.Removed > 0 {
+		fmt.Fprintf(stderr, "lima: commit: %d data file(s) of losing or interrupted attempts removed\n", out.Removed)
+	}
+	printSummary(stderr, out.Report)
+	if *jsonOut {
+		writeJSONSummary(stdout, out.Outcome)
+	} else {
+		fmt.Fprintln(stdout, out.ReportPath)
+	}
+	return out.Report.ExitCode()
+}
