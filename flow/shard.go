@@ -198,7 +198,7 @@ func failedManifest(s Shard, planHash string, err error) Manifest {
 	m := Manifest{Version: ManifestVersion, LoadID: s.LoadID, Table: s.Table, Shard: s.Shard, Attempt: s.Attempt, Status: run.StatusFailed,
 		PlanHash: planHash, Error: redact.Scrub(err.Error()), DataFiles: []sink.DataFile{}, Exceptions: []run.Exception{}}
 	for _, in := range s.Inputs {
-		m.Inputs = append(m.Inputs, in.URI)
+		m.Inputs = append(m.Inputs, redact.Scrub(in.URI)) // a refused input may carry anything
 	}
 	return m
 }

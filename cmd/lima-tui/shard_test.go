@@ -543,3 +543,126 @@ func shardSorted(xs []string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// workerLines runs the worker in this process on stdin lines.
+func workerLines(t *testing.T, dir string, lines ...string) (int, []flow.Manifest, string) {
+	t.Helper()
+	old := workerStdin
+	defer func() { workerStdin = old }()
+	workerStdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
+	code, out, stderr := runCLI(t, "worker", "--dir", dir)
+	var ms []flow.Manifest
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var m flow.Manifest
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("stdout carries a line that is not a manifest: %q (%v)", l, err)
+		}
+		ms = append(ms, m)
+	}
+	return code, ms, stderr
+}
+
+func TestWorkerAnswersEveryLineAndRefusesWhatItCannotStage(t *testing.T) {
+	dir, _ := shardWorkspace(t, "ws", 1)
+	in := func(name string) string { return "file://" + filepath.Join(dir, "in", name) }
+	if err := os.WriteFile(filepath.Join(dir, "in", "other.csv"), []byte("id\n1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "orders-99.csv")
+	if err := os.WriteFile(outside, []byte("id\n1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ line, want string }{
+		{`{"load_id":"L","table":"orders","shard":"1"`, "JSON object"},
+		{`{"load_id":"L","table":"nope","shard":"1","inputs":[{"uri":"` + in("orders-00.csv") + `"}]}`, `no table "nope"`},
+		{`{"load_id":"L","table":"orders","shard":"1","inputs":[{"uri":"` + in("other.csv") + `"}]}`, "is not a file of table orders"},
+		{`{"load_id":"L","table":"orders","shard":"1","inputs":[{"uri":"file://` + outside + `"}]}`, "is not below the source folder"},
+		{`{"load_id":"L","table":"orders","shard":"1","inputs":[{"uri":"` + in("orders-00.csv") + `","range":{"column":"id","from":1,"to":2}}]}`, "ranges are not supported"},
+		{`{"load_id":"L","table":"orders","shard":"1","inputs":[{"uri":"postgres://u:hunter2@db.example/x"}]}`, "file:// URI"},
+		{`{"load_id":"","table":"orders","shard":"1","inputs":[{"uri":"` + in("orders-00.csv") + `"}]}`, "needs load_id"},
+	}
+	var lines []string
+	for _, c := range cases {
+		lines = append(lines, c.line)
+	}
+	code, ms, stderr := workerLines(t, dir, lines...)
+	if code != exitOK || len(ms) != len(cases) {
+		t.Fatalf("exit %d, %d manifests for %d lines\n%s", code, len(ms), len(cases), stderr)
+	}
+	for i, c := range cases {
+		if ms[i].OK || !strings.Contains(ms[i].Error, c.want) || ms[i].Status != "failed" {
+			t.Errorf("line %d: ok=%v error %q, want a failure saying %q", i, ms[i].OK, ms[i].Error, c.want)
+		}
+	}
+	if b, _ := json.Marshal(ms); strings.Contains(string(b), "hunter2") || strings.Contains(stderr, "hunter2") {
+		t.Errorf("a password reached the manifests or the log")
+	}
+	if files := shardDataFiles(t, dir); len(files) != 0 {
+		t.Errorf("refused shards wrote %v", files)
+	}
+	// A good line without an attempt gets a random one; its manifest
+	// balances and names its files with its write id.
+	code, ms, stderr = workerLines(t, dir, `{"load_id":"L","table":"orders","shard":"1","inputs":[{"uri":"`+in("orders-00.csv")+`"}]}`)
+	if code != exitOK || len(ms) != 1 || !ms[0].OK || !strings.HasPrefix(ms[0].Attempt, "w-") {
+		t.Fatalf("exit %d: %+v\n%s", code, ms, stderr)
+	}
+	a := ms[0].Accounting
+	if a.RowsRead != a.RowsLoaded+a.RowsQuarantined+a.RowsSkipped || a.RowsLoaded == 0 || len(ms[0].DataFiles) == 0 {
+		t.Fatalf("accounting %+v, %d files", a, len(ms[0].DataFiles))
+	}
+	for _, f := range ms[0].DataFiles {
+		if !strings.Contains(f.Path, ms[0].WriteID) {
+			t.Errorf("data file %s is not named with the write id %s", f.Path, ms[0].WriteID)
+		}
+	}
+	if _, snaps, _ := shardLake(t, dir); snaps != 0 {
+		t.Fatalf("the worker committed %d snapshots", snaps)
+	}
+	if l := shardLedger(t, dir); len(l) != 0 {
+		t.Fatalf("the worker wrote %d exceptions to the workspace's ledger", len(l))
+	}
+}
+
+func TestWorkerRefusesAnUnapprovedPlan(t *testing.T) {
+	dir, _ := shardWorkspace(t, "ws", 1)
+	if err := os.WriteFile(filepath.Join(dir, "platform.yaml"), []byte(strings.Replace(shardPlan, "qty >= 0", "qty >= 1", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, ms, _ := workerLines(t, dir, `{"load_id":"L","table":"orders","shard":"1","inputs":[]}`, `{"load_id":"L","table":"orders","shard":"2","inputs":[]}`)
+	if code != exitPrecondition || len(ms) != 2 || ms[0].OK || ms[1].Shard != "2" || !strings.Contains(ms[1].Error, "approve") {
+		t.Fatalf("exit %d, %+v", code, ms)
+	}
+}
+
+func TestCommitRefusesManifestsItCannotTrust(t *testing.T) {
+	dir, _ := shardWorkspace(t, "ws", 1)
+	in := "file://" + filepath.Join(dir, "in", "orders-00.csv")
+	expect := filepath.Join(t.TempDir(), "shards.jsonl")
+	if err := os.WriteFile(expect, []byte(`{"load_id":"L","table":"orders","shard":"1","inputs":[{"uri":"`+in+`"}]}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	manifest := func(m string) string {
+		p := filepath.Join(t.TempDir(), "m.jsonl")
+		if err := os.WriteFile(p, []byte(m+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct{ manifest, want string }{
+		{`{"version":1,"load_id":"L","table":"orders","shard":"1","attempt":"a","ok":true,"plan_hash":"0000","inputs":["` + in + `"]}`, "staged under plan"},
+		{`{"version":1,"load_id":"L","table":"orders","shard":"9","attempt":"a","ok":true}`, "not an expected shard"},
+		{`{"version":2,"load_id":"L","table":"orders","shard":"1","attempt":"a","ok":true}`, "manifest version 2"},
+		{`{"version":1,"load_id":"L","table":"orders","shard":"1","attempt":"a","ok":false,"error":"boom"}`, "attempt a failed: boom"},
+	} {
+		code, _, stderr := runCLI(t, "commit", "--dir", dir, "--load-id", "L", "--expect", expect, "--manifests", manifest(c.manifest))
+		if code == exitOK || !strings.Contains(stderr, c.want) {
+			t.Errorf("manifest %s: exit %d, want a refusal saying %q:\n%s", c.manifest, code, c.want, stderr)
+		}
+	}
+	if code, _, _ := runCLI(t, "commit", "--dir", dir, "--load-id", "L", "--expect", expect); code != exitUsage {
+		t.Errorf("commit without --manifests: exit %d, want %d", code, exitUsage)
+	}
+	if l := shardLedger(t, dir); len(l) != 0 {
+		t.Fatalf("refused commits recorded %d exceptions", len(l))
+	}
+}
