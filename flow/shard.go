@@ -32,6 +32,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"golang.org/x/text/unicode/norm"
@@ -41,6 +42,7 @@ import (
 	"github.com/lima-lake/lima/engine/run"
 	"github.com/lima-lake/lima/engine/sink"
 	"github.com/lima-lake/lima/engine/sink/icesink"
+	"github.com/lima-lake/lima/engine/source"
 	"github.com/lima-lake/lima/internal/fileuri"
 	"github.com/lima-lake/lima/internal/redact"
 	"github.com/lima-lake/lima/internal/s3x"
@@ -260,7 +262,18 @@ func stageShard(ctx context.Context, o WorkerOptions, s Shard) (Manifest, error)
 	}
 	defer sk.Close()
 	q := &run.CollectQuarantine{}
-	res, err := run.Load(ctx, run.Options{Workspace: o.Workspace.Dir, Plan: p, Sink: sk, Quarantine: q, Tables: []string{s.Table},
+	// raw/: each shard lands its files in its own folder, <load id>-shard-<shard>
+	// (the landing's manifest is per folder); a retried or speculative
+	// attempt lands the same bytes under the same names again.
+	var land func(ctx context.Context, table, loadID string, src source.Source, units []source.Unit) error
+	if rl, err := rawLander(ctx, o.Workspace, p, time.Now()); err != nil {
+		return Manifest{}, fmt.Errorf("%w: raw/ landing: %w", ErrPrecondition, err)
+	} else if rl != nil {
+		land = func(ctx context.Context, table, loadID string, src source.Source, units []source.Unit) error {
+			return rl(ctx, table, loadID+"-shard-"+s.Shard, src, units)
+		}
+	}
+	res, err := run.Load(ctx, run.Options{Workspace: o.Workspace.Dir, Plan: p, Sink: sk, Quarantine: q, Tables: []string{s.Table}, Land: land,
 		RunID: "shard-" + s.Shard + "-" + s.Attempt, LoadID: s.LoadID, StageOnly: true, OnlyFiles: map[string][]string{s.Table: names}})
 	if err != nil {
 		return Manifest{}, err

@@ -38,6 +38,7 @@ import (
 
 const shardPlan = `schema_version: 1
 platform: {prefix: shardt}
+storage: {raw: true}
 sources: {in: {kind: files, path: in}}
 tables:
   orders:
@@ -473,6 +474,27 @@ func TestDistributedLoadEqualsOneProcessRun(t *testing.T) {
 	// exactly the live files.
 	if got := shardDataFiles(t, dist); !slices.Equal(got, shardSorted(live)) || len(got) >= len(before) {
 		t.Fatalf("data folder after the commit: %d files, %d live, %d before:\n%v\nlive %v", len(got), len(live), len(before), got, live)
+	}
+	// raw/: every input landed once, byte for byte, in its shard's folder.
+	landed := map[string][]string{}
+	filepath.WalkDir(filepath.Join(dist, "lake", "raw"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() != "_manifest.json" {
+			landed[d.Name()] = append(landed[d.Name()], p)
+		}
+		return nil
+	})
+	for f := range nFiles {
+		name := fmt.Sprintf("orders-%02d.csv", f)
+		want, _ := os.ReadFile(filepath.Join(dist, "in", name))
+		if len(landed[name]) != 1 {
+			t.Fatalf("raw/ holds %s %d times: %v", name, len(landed[name]), landed[name])
+		}
+		if got, _ := os.ReadFile(landed[name][0]); string(got) != string(want) || !strings.Contains(landed[name][0], loadID+"-shard-") {
+			t.Fatalf("raw/ copy %s differs from the source file, or is not in a shard's folder", landed[name][0])
+		}
+	}
+	if len(landed) != nFiles {
+		t.Fatalf("raw/ holds %d files, want %d", len(landed), nFiles)
 	}
 	// Exceptions: the single run's, and the ground truth's raw rows.
 	singleEx, distEx := shardLedger(t, single), shardLedger(t, dist)
