@@ -663,3 +663,88 @@ func partOf(m Manifest) run.Part {
 		Columns: m.Schema.Columns, Types: m.Schema.Types, Required: m.Schema.Required, Normalizations: m.Normalizations}
 	return p
 }
+
+// OpenLines opens JSON lines the commit reads (--expect, --manifests) on
+// S3: one object, or — when the URI ends with "/" — every object below the
+// prefix in key order (as Spark's saveAsTextFile writes part-00000…),
+// skipping names that start with "_" or "." (_SUCCESS). Objects are read
+// one after the other, each ending a line.
+func OpenLines(ctx context.Context, uri string) (io.ReadCloser, error) {
+	u, err := s3x.ParseURI(uri)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	cl, err := s3x.New(ctx, s3x.FromEnv())
+	if err != nil {
+		return nil, err
+	}
+	keys := []string{u.Key}
+	if u.Key == "" || strings.HasSuffix(u.Key, "/") {
+		objs, err := cl.List(ctx, u.Bucket, u.Key)
+		if err != nil {
+			return nil, err
+		}
+		keys = keys[:0]
+		for _, o := range objs {
+			base := o.Key[strings.LastIndex(o.Key, "/")+1:]
+			if base == "" || strings.HasPrefix(base, "_") || strings.HasPrefix(base, ".") {
+				continue
+			}
+			keys = append(keys, o.Key)
+		}
+		if len(keys) == 0 {
+			return nil, fmt.Errorf("%w: no object below %s", ErrUsage, uri)
+		}
+	}
+	return &objectLines{ctx: ctx, cl: cl, bucket: u.Bucket, keys: keys}, nil
+}
+
+// objectLines reads objects one after the other, a newline after each.
+type objectLines struct {
+	ctx    context.Context
+	cl     *s3x.Client
+	bucket string
+	keys   []string
+	cur    io.ReadCloser
+	sep    bool
+}
+
+func (o *objectLines) Read(p []byte) (int, error) {
+	for {
+		if o.sep {
+			if len(p) == 0 {
+				return 0, nil
+			}
+			o.sep = false
+			p[0] = '\n'
+			return 1, nil
+		}
+		if o.cur == nil {
+			if len(o.keys) == 0 {
+				return 0, io.EOF
+			}
+			body, err := o.cl.Get(o.ctx, o.bucket, o.keys[0])
+			if err != nil {
+				return 0, fmt.Errorf("read s3://%s/%s: %w", o.bucket, o.keys[0], err)
+			}
+			o.cur, o.keys = body, o.keys[1:]
+		}
+		n, err := o.cur.Read(p)
+		if err == io.EOF {
+			o.cur.Close()
+			o.cur, o.sep = nil, true
+			if n > 0 {
+				return n, nil
+			}
+			continue
+		}
+		return n, err
+	}
+}
+
+func (o *objectLines) Close() error {
+	if o.cur != nil {
+		return o.cur.Close()
+	}
+	return nil
+}

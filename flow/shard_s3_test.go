@@ -92,12 +92,34 @@ tables:
 		return out
 	}
 	before := parquet()
-	oc, err := flow.Commit(ctx, flow.CommitOptions{Workspace: ws, Plan: p, LoadID: "ld-s3", Expect: &expect, Manifests: []io.Reader{&manifests}})
+	// The manifests on S3 as Spark's saveAsTextFile leaves them: part
+	// files (the first without a final newline) and _SUCCESS; the expected
+	// shards as one object.
+	ml := strings.SplitAfter(strings.TrimSuffix(manifests.String(), "\n"), "\n")
+	for key, body := range map[string]string{"out/part-00000": strings.TrimSuffix(strings.Join(ml[:3], ""), "\n"), "out/part-00001": strings.Join(ml[3:], ""), "out/_SUCCESS": "", "expect.jsonl": expect.String()} {
+		if err := cl.Put(ctx, bucket, key, strings.NewReader(body), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mr, err := flow.OpenLines(ctx, "s3://"+bucket+"/out/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mr.Close()
+	er, err := flow.OpenLines(ctx, "s3://"+bucket+"/expect.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer er.Close()
+	oc, err := flow.Commit(ctx, flow.CommitOptions{Workspace: ws, Plan: p, LoadID: "ld-s3", Expect: er, Manifests: []io.Reader{mr}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep := tableReport(t, oc.Report, "parts"); rep.Reconciliation != gates.Pass || rep.RowsLoaded != int64(len(good)) || rep.RowsQuarantined != int64(held) {
 		t.Fatalf("report: gate 4 %s, loaded %d (want %d), held %d (want %d): %+v", rep.Reconciliation, rep.RowsLoaded, len(good), rep.RowsQuarantined, held, rep.Checks)
+	}
+	if len(oc.Chosen) != 4 {
+		t.Fatalf("chosen %v", oc.Chosen)
 	}
 	for s, a := range oc.Chosen {
 		if a != "a" {

@@ -21,9 +21,9 @@ func cmdCommit(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := newFlags("commit", stderr)
 	dir := fs.String("dir", ".", "the workspace (the folder holding the approved platform.yaml)")
 	loadID := fs.String("load-id", "", "the load id the driver gave every shard")
-	expect := fs.String("expect", "", "the shard lines the driver gave the workers (JSON lines; - for stdin)")
+	expect := fs.String("expect", "", "the shard lines the driver gave the workers (JSON lines: a file, an s3:// object or prefix/, or - for stdin)")
 	var manifests multi
-	fs.Var(&manifests, "manifests", "a file of the workers' manifest lines (repeatable; - for stdin)")
+	fs.Var(&manifests, "manifests", "the workers' manifest lines: a file, an s3:// object, an s3://…/ prefix (every object below it, as saveAsTextFile writes them) or - for stdin (repeatable)")
 	jsonOut := fs.Bool("json", false, "print a JSON summary on stdout")
 	if err := fs.Parse(args); err != nil {
 		return parseExit(err)
@@ -42,8 +42,15 @@ func cmdCommit(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			stdinUsed++
 			return commitStdin, func() {}, nil
 		}
+		if strings.HasPrefix(name, "s3://") {
+			r, err := flow.OpenLines(ctx, name)
+			if err != nil {
+				return nil, nil, err
+			}
+			return r, func() { r.Close() }, nil
+		}
 		if strings.Contains(name, "://") {
-			return nil, nil, fmt.Errorf("%s: only local files (and - for stdin) are read", name)
+			return nil, nil, fmt.Errorf("%s: give a local file, an s3:// object or prefix/ (all its objects), or - for stdin", name)
 		}
 		f, err := os.Open(name)
 		if err != nil {
