@@ -96,6 +96,9 @@ type Manifest struct {
 	Normalizations []clean.Normalization `json:"normalizations,omitempty"`
 	Findings       []string              `json:"findings,omitempty"`
 	Schema         ManifestSchema        `json:"schema"`
+	// Casting fingerprints how the shard cleaned and cast its rows; the
+	// commit refuses shards that disagree.
+	Casting string `json:"casting"`
 }
 
 // Accounting is a shard's conservation: rows_read = rows_loaded +
@@ -295,7 +298,7 @@ func stageShard(ctx context.Context, o WorkerOptions, s Shard) (Manifest, error)
 		PlanHash: p.Hash(), WriteID: writeID, DataFiles: []sink.DataFile{}, Exceptions: q.Held, Files: tr.Files, Findings: tr.Findings,
 		Accounting: Accounting{RowsRead: tr.RowsRead, RowsLoaded: tr.RowsLoaded, RowsQuarantined: tr.RowsQuarantined, RowsSkipped: tr.RowsSkipped,
 			SkippedBy: tr.SkippedBy, QuarantinedBy: tr.QuarantinedBy, HeldByOwner: tr.HeldByOwner},
-		ControlTotals: run.TotalsOf(tr.Source)}
+		ControlTotals: run.TotalsOf(tr.Source), Casting: tr.Casting}
 	if m.Exceptions == nil {
 		m.Exceptions = []run.Exception{}
 	}
@@ -660,7 +663,7 @@ func partOf(m Manifest) run.Part {
 		RowsRead: m.Accounting.RowsRead, RowsLoaded: m.Accounting.RowsLoaded, RowsHeld: m.Accounting.RowsQuarantined, RowsSkipped: m.Accounting.RowsSkipped,
 		SkippedBy: m.Accounting.SkippedBy, HeldBy: m.Accounting.QuarantinedBy, HeldByOwner: m.Accounting.HeldByOwner,
 		Inputs: m.Files, Exceptions: m.Exceptions, Totals: m.ControlTotals, Findings: m.Findings,
-		Columns: m.Schema.Columns, Types: m.Schema.Types, Required: m.Schema.Required, Normalizations: m.Normalizations}
+		Columns: m.Schema.Columns, Types: m.Schema.Types, Required: m.Schema.Required, Normalizations: m.Normalizations, Casting: m.Casting}
 	return p
 }
 

@@ -203,6 +203,10 @@ type TableResult struct {
 	// Staged is what a stage-only life staged (Options.StageOnly), kept
 	// for another process's commit.
 	Staged sink.Staged
+	// Casting fingerprints how the rows were cleaned and cast (each
+	// column's type, formats, normalizations, null tokens, currency — some
+	// chosen from the input's sample): the shards of one load must agree.
+	Casting string
 }
 
 // Balanced reports whether the conservation identity holds.
@@ -1594,6 +1598,7 @@ func (l *loader) readAll(ctx context.Context, src source.Source, units []source.
 func openTable(ctx context.Context, o Options, name string, t *plan.Table, rs *resolved, tr *TableResult, prog *TableProgress) (sink.Table, error) {
 	tr.Columns, tr.Types, tr.Required = rs.cols, rs.types, rs.required
 	tr.Findings = rs.findings
+	tr.Casting = castingOf(rs.specs)
 	tr.Keys = t.Load.Keys
 	spec, err := tableSpec(o.Plan, name, t, rs)
 	if err != nil {

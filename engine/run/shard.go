@@ -10,6 +10,8 @@ package run
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -41,6 +43,19 @@ func ShardSupported(p *plan.Plan, t *plan.Table) error {
 		return fmt.Errorf("%w: a table with a history table is not sharded", ErrShardUnsupported)
 	}
 	return nil
+}
+
+// castingOf fingerprints the cleaning and casting of the columns.
+func castingOf(specs []clean.ColumnSpec) string {
+	h := sha256.New()
+	for _, c := range specs {
+		loc := ""
+		if c.Location != nil {
+			loc = c.Location.String()
+		}
+		fmt.Fprintf(h, "%q %s %v %q %q %q %q %v %q\n", c.Name, c.Type, c.Required, c.Formats, c.Normalize, c.NullTokens, loc, c.AllowControl, c.Currency)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // stageShard is one shard's life: the file load, stage only.
@@ -116,6 +131,8 @@ type Part struct {
 	Normalizations []clean.Normalization
 	Totals         Totals
 	Findings       []string
+	// Casting is the shard's TableResult.Casting.
+	Casting string
 	// Columns, Types and Required are the schema the shard staged under.
 	Columns  []string
 	Types    []string
@@ -181,6 +198,10 @@ func (s *shardCommit) open(ctx context.Context) (bool, error) {
 		rs.types = append(rs.types, typ)
 	}
 	for _, p := range s.parts[1:] {
+		if p.Casting != first.Casting {
+			return false, fmt.Errorf("shards %s and %s cleaned their rows under different rules (a date format or number convention is chosen from each shard's sample); pin them in the plan (the column's formats, normalize: [decimal_comma]), approve and load again; nothing committed",
+				first.Shard, p.Shard)
+		}
 		if !slices.Equal(p.Columns, first.Columns) || !slices.Equal(p.Types, first.Types) || !slices.Equal(p.Required, first.Required) {
 			return false, fmt.Errorf("shards %s and %s were staged under different columns (%s: %s; %s: %s); nothing committed",
 				first.Shard, p.Shard, first.Shard, strings.Join(first.Types, ","), p.Shard, strings.Join(p.Types, ","))
