@@ -15,10 +15,29 @@ import (
 // commitStdin is what a "-" of `lima-tui commit` reads (tests replace it).
 var commitStdin io.Reader = os.Stdin
 
+const commitUsage = `lima-tui commit --dir WORKSPACE --load-id L --expect SHARDS.jsonl --manifests FILE [--manifests FILE …] [--json]
+
+Commits a distributed load (see lima-tui worker). --expect are the shard
+lines the driver gave the workers; --manifests the workers' output. For
+every expected shard the first successful attempt in attempt order whose
+data files all exist with the stated rows and bytes is chosen; every
+successful manifest must balance (rows_read = loaded + quarantined +
+skipped), come from the approved plan and name its shard's inputs, and the
+chosen shards must have cleaned alike. Then one Iceberg snapshot carrying
+the load id takes every chosen data file (a load already in the table
+changes nothing), the exceptions go to the ledger once, the files of losing
+and killed attempts (named with this load's marker) are removed, and gate 4
+and the report follow as for a run. A missing shard, an unbalanced or
+foreign manifest: nothing committed, exit 1. Paths: local files, s3://
+objects, s3://…/ prefixes (every object below, _SUCCESS skipped), - for
+stdin. Exit codes as for run.
+`
+
 // cmdCommit commits a distributed load's shards (flow/shard.go) in one
 // snapshot, then runs gate 4 and writes the report like any run.
 func cmdCommit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("commit", stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, commitUsage, "\nFlags:\n"); fs.PrintDefaults() }
 	dir := fs.String("dir", ".", "the workspace (the folder holding the approved platform.yaml)")
 	loadID := fs.String("load-id", "", "the load id the driver gave every shard")
 	expect := fs.String("expect", "", "the shard lines the driver gave the workers (JSON lines: a file, an s3:// object or prefix/, or - for stdin)")

@@ -78,6 +78,10 @@ Usage:
                                            gate 5: blast radius; remove after the prefix
   lima-tui adopt [--plan F] [--confirm PREFIX] [--json]
                                            take over a lake another workspace owns (after the prefix)
+  lima-tui worker --dir D < SHARDS.jsonl   stage shards of a distributed load (Spark's rdd.pipe):
+                                           one manifest line per shard on stdout, nothing committed
+  lima-tui commit --dir D --load-id L --expect SHARDS.jsonl --manifests F... [--json]
+                                           commit the shards in one snapshot, then gate 4 and the report
 
 Exit codes: 0 ok; 1 error (nothing half-visible); 2 usage; 3 loaded but gate 4 failed;
 4 a precondition failed, nothing written.
