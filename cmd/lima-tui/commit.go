@@ -69,26 +69,24 @@ func cmdCommit(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return r, func() { r.Close() }, nil
 		}
 		if strings.Contains(name, "://") {
-			return nil, nil, fmt.Errorf("%s: give a local file, an s3:// object or prefix/ (all its objects), or - for stdin", name)
+			return nil, nil, fmt.Errorf("%w: %s: give a local file, an s3:// object or prefix/ (all its objects), or - for stdin", flow.ErrUsage, name)
 		}
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("%w: %w", flow.ErrUsage, err)
 		}
 		return f, func() { f.Close() }, nil
 	}
 	exp, closeExp, err := open(*expect)
 	if err != nil {
-		fmt.Fprintf(stderr, "lima-tui commit: --expect: %s\n", ui.Sanitize(err.Error()))
-		return exitUsage
+		return fail(stderr, fmt.Errorf("--expect: %w", err))
 	}
 	defer closeExp()
 	var ms []io.Reader
 	for _, m := range manifests {
 		r, closeM, err := open(m)
 		if err != nil {
-			fmt.Fprintf(stderr, "lima-tui commit: --manifests: %s\n", ui.Sanitize(err.Error()))
-			return exitUsage
+			return fail(stderr, fmt.Errorf("--manifests: %w", err))
 		}
 		defer closeM()
 		ms = append(ms, r)

@@ -684,6 +684,11 @@ func TestCommitRefusesManifestsItCannotTrust(t *testing.T) {
 	if code, _, _ := runCLI(t, "commit", "--dir", dir, "--load-id", "L", "--expect", expect); code != exitUsage {
 		t.Errorf("commit without --manifests: exit %d, want %d", code, exitUsage)
 	}
+	for _, m := range []string{filepath.Join(dir, "no-such.jsonl"), "https://example.com/m.jsonl"} {
+		if code, _, stderr := runCLI(t, "commit", "--dir", dir, "--load-id", "L", "--expect", expect, "--manifests", m); code != exitUsage {
+			t.Errorf("commit --manifests %s: exit %d, want %d\n%s", m, code, exitUsage, stderr)
+		}
+	}
 	if l := shardLedger(t, dir); len(l) != 0 {
 		t.Fatalf("refused commits recorded %d exceptions", len(l))
 	}
