@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -572,13 +573,7 @@ func readManifests(rs []io.Reader, loadID, table, planHash string, expect map[st
 func chooseAttempts(ctx context.Context, sk sink.Sink, p *plan.Plan, table string, expect map[string]Shard, byShard map[string][]Manifest) ([]run.Part, map[string]string, []string, error) {
 	var checker sink.Adopter
 	var tbl sink.Table
-	shards := slices.Sorted(func(yield func(string) bool) {
-		for s := range expect {
-			if !yield(s) {
-				return
-			}
-		}
-	})
+	shards := slices.Sorted(maps.Keys(expect))
 	chosen := map[string]string{}
 	var parts []run.Part
 	var keep, missing []string

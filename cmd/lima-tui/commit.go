@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/lima-lake/lima/engine/run"
@@ -107,8 +109,8 @@ func cmdCommit(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(stderr, err)
 	}
-	for shard, attempt := range out.Chosen {
-		fmt.Fprintf(stderr, "lima: commit: shard %s: attempt %s chosen\n", ui.Sanitize(shard), ui.Sanitize(attempt))
+	for _, shard := range slices.Sorted(maps.Keys(out.Chosen)) {
+		fmt.Fprintf(stderr, "lima: commit: shard %s: attempt %s chosen\n", ui.Sanitize(shard), ui.Sanitize(out.Chosen[shard]))
 	}
 	if out.Removed > 0 {
 		fmt.Fprintf(stderr, "lima: commit: %d data file(s) of losing or interrupted attempts removed\n", out.Removed)
