@@ -436,6 +436,17 @@ func TestDistributedLoadEqualsOneProcessRun(t *testing.T) {
 	if c.code == exitOK || !strings.Contains(c.stderr, "does not balance") {
 		t.Fatalf("commit of a tampered manifest: exit %d\n%s", c.code, c.stderr)
 	}
+	// A manifest whose file sizes lie (the footer says otherwise): that
+	// attempt is unusable, so its shard is missing.
+	sized := strings.Replace(string(b), `"file_size_bytes":`, `"file_size_bytes":9`, 1)
+	sizedPath := filepath.Join(t.TempDir(), "sized.jsonl")
+	if err := os.WriteFile(sizedPath, []byte(sized), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c = runBin(t, childOpts{dir: dist}, commitArgs(sizedPath, manifestPaths[1], manifestPaths[2], manifestPaths[3])...)
+	if c.code == exitOK || !strings.Contains(c.stderr, "its worker reported") || !strings.Contains(c.stderr, "no usable attempt") {
+		t.Fatalf("commit of a manifest with a wrong file size: exit %d\n%s", c.code, c.stderr)
+	}
 	if _, snaps, _ := shardLake(t, dist); snaps != 0 {
 		t.Fatalf("a refused commit made %d snapshots", snaps)
 	}
