@@ -239,6 +239,15 @@ func Run(ctx context.Context, o RunOptions) (*Outcome, error) {
 	if err != nil {
 		return nil, err // sess.close records the run as failed or interrupted
 	}
+	return finishRun(ctx, o, sess, res)
+}
+
+// finishRun is everything a run does after its tables' loads, whoever
+// loaded them (Run, or the commit of a distributed load, shard.go): the
+// watermark mirror and the ledger, the marts, gate 4, the docs and the
+// report, and the run's end recorded.
+func finishRun(ctx context.Context, o RunOptions, sess *session, res *run.Result) (*Outcome, error) {
+	sk, st, runID := sess.sink, sess.store, sess.runID
 	for _, tr := range res.Tables {
 		if tr.Status == run.StatusLoaded {
 			if err := st.SetWatermark(ctx, tr.Name, tr.WatermarkAfter, tr.LoadID, tr.Commit.SnapshotID); err != nil {

@@ -81,6 +81,10 @@ Usage:
   lima-tui deploy glue [--dir D] [--table T]... [--out DIR] [--apply] [--binary PATH]
                                            the AWS Glue job of each engine: glue table: driver, job,
                                            trigger and IAM policy written; --apply uploads and creates
+  lima-tui worker --dir D < SHARDS.jsonl   stage shards of a distributed load (Spark's rdd.pipe):
+                                           one manifest line per shard on stdout, nothing committed
+  lima-tui commit --dir D --load-id L --expect SHARDS.jsonl --manifests F... [--json]
+                                           commit the shards in one snapshot, then gate 4 and the report
 
 Exit codes: 0 ok; 1 error (nothing half-visible); 2 usage; 3 loaded but gate 4 failed;
 4 a precondition failed, nothing written.
@@ -149,6 +153,8 @@ func verbs() []verb {
 		{"adopt", "take over a lake another workspace owns (after the prefix)", cmdAdopt},
 		{"deploy", "write (and with --apply create) the AWS Glue job of each engine: glue table", cmdDeploy},
 		{"migrate", "convert a Hive/Parquet table (Glue or folder) to Iceberg, validate it, switch Glue after the typed name", cmdMigrate},
+		{"worker", "stage shards of a distributed load: JSON lines in on stdin, one manifest line out per shard; commits nothing", cmdWorker},
+		{"commit", "commit a distributed load's shards in one snapshot, then gate 4 and the report", cmdCommit},
 	}
 }
 

@@ -109,6 +109,11 @@ type lifecycle struct {
 	closers []func()
 	// st: the stage's inner stretches the mode measured (phases.go).
 	st stageTimes
+	// stageOnly ends the life after the conservation guard: the staged
+	// files are handed over (TableResult.Staged), nothing is committed or
+	// settled, the held rows stay in the quarantine (a distributed
+	// worker's shard, shard.go).
+	stageOnly bool
 }
 
 func newLifecycle(name, mode string, prog *TableProgress) *lifecycle {
@@ -154,6 +159,11 @@ func (lc *lifecycle) live(ctx context.Context, m lifeSteps) *TableResult {
 	// Conservation is a precondition of every commit.
 	if err := lc.conserved(); err != nil {
 		return lc.abort(ctx, m, err)
+	}
+	if lc.stageOnly {
+		tr.Staged, lc.staged = lc.staged, nil
+		tr.Status = StatusStaged
+		return tr
 	}
 	v, err := m.check(ctx)
 	switch {

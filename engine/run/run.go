@@ -42,6 +42,9 @@ const (
 	StatusAlreadyLoaded = "already_loaded"
 	StatusNothingToLoad = "nothing_to_load"
 	StatusFailed        = "failed"
+	// StatusStaged: a stage-only life (Options.StageOnly) staged its rows
+	// and committed nothing.
+	StatusStaged = "staged"
 )
 
 // Skip reasons: the only reasons a row read is neither loaded nor held back.
@@ -101,6 +104,14 @@ type Options struct {
 	// AppendOnly makes full-mode tables append (mode micro_batch) and
 	// records each file's name, size and sha256 in the commit (PropFiles).
 	AppendOnly bool
+	// LoadID, when set, names the load instead of the input's fingerprint:
+	// a distributed load's shards share the driver's load id (shard.go).
+	LoadID string
+	// StageOnly ends every table's life after the stage and the
+	// conservation guard: nothing is committed, the staged files are kept
+	// (TableResult.Staged) and the held rows stay in the quarantine. A
+	// distributed worker's shard (shard.go); file sources in mode full only.
+	StageOnly bool
 }
 
 // FixKey identifies a source row by its file and exact bytes.
@@ -189,6 +200,13 @@ type TableResult struct {
 	// ExceptionCounts: what the run did to the table's exception queue
 	// (ledgerq.go).
 	ExceptionCounts
+	// Staged is what a stage-only life staged (Options.StageOnly), kept
+	// for another process's commit.
+	Staged sink.Staged
+	// Casting fingerprints how the rows were cleaned and cast (each
+	// column's type, formats, normalizations, null tokens, currency — some
+	// chosen from the input's sample): the shards of one load must agree.
+	Casting string
 }
 
 // Balanced reports whether the conservation identity holds.
@@ -396,7 +414,9 @@ func Load(ctx context.Context, o Options) (*Result, error) {
 			continue
 		}
 		var tr *TableResult
-		if t.Load.Mode == plan.ModeCDC {
+		if o.StageOnly {
+			tr = stageShard(ctx, o, name, t) // shard.go
+		} else if t.Load.Mode == plan.ModeCDC {
 			tr = loadCDC(ctx, o, name, t)
 		} else {
 			tr = loadTable(ctx, o, name, t)
@@ -616,6 +636,9 @@ func (f *fileLoad) open(ctx context.Context) (bool, error) {
 	// A database table has no size or modification time to fingerprint:
 	// every run reads it afresh (a full load replaces the table's files).
 	tr.LoadID = loadID(f.name, tableHash(o.Plan, f.name), units, o.FullRefresh || f.isDB, o.RunID)
+	if o.LoadID != "" {
+		tr.LoadID = o.LoadID
+	}
 	if f.cur, f.hasCur, err = f.tbl.Current(ctx); err != nil {
 		return false, err
 	}
@@ -769,6 +792,26 @@ func (f *fileLoad) stage(ctx context.Context) error {
 	return nil
 }
 
+// budgetVerdict is the error budget of table t: above it the load is
+// refused (nothing committed, the exceptions kept for inspection).
+func budgetVerdict(p *plan.Plan, t *plan.Table, tr *TableResult, name string) (verdict, error) {
+	if count, share, ok, err := p.Budget(t); err != nil {
+		return verdict{}, err
+	} else if ok {
+		data := tr.RowsLoaded + tr.RowsQuarantined
+		over := (share == 0 && tr.RowsQuarantined > count) || (share > 0 && data > 0 && float64(tr.RowsQuarantined) > share*float64(data))
+		if over {
+			limit := fmt.Sprintf("%d rows", count)
+			if share > 0 {
+				limit = fmt.Sprintf("%g%% of %d data rows = %.1f rows", share*100, data, share*float64(data))
+			}
+			return verdict{refuse: fmt.Errorf("%w: %d rows held back, above the error budget of %s; nothing of %s was committed, the exceptions are kept for inspection",
+				ErrErrorBudget, tr.RowsQuarantined, limit, name)}, nil
+		}
+	}
+	return verdict{}, nil
+}
+
 // replaces: a full load or a full refresh replaces the table's rows.
 func (f *fileLoad) replaces() bool { return f.tr.Mode == plan.ModeFull || f.o.FullRefresh }
 
@@ -786,19 +829,8 @@ func (f *fileLoad) check(ctx context.Context) (verdict, error) {
 	}
 	// The error budget: above it nothing of the table is committed; the
 	// exceptions are kept (published) for inspection.
-	if count, share, ok, err := f.o.Plan.Budget(f.t); err != nil {
-		return verdict{}, err
-	} else if ok {
-		data := tr.RowsLoaded + tr.RowsQuarantined
-		over := (share == 0 && tr.RowsQuarantined > count) || (share > 0 && data > 0 && float64(tr.RowsQuarantined) > share*float64(data))
-		if over {
-			limit := fmt.Sprintf("%d rows", count)
-			if share > 0 {
-				limit = fmt.Sprintf("%g%% of %d data rows = %.1f rows", share*100, data, share*float64(data))
-			}
-			return verdict{refuse: fmt.Errorf("%w: %d rows held back, above the error budget of %s; nothing of %s was committed, the exceptions are kept for inspection",
-				ErrErrorBudget, tr.RowsQuarantined, limit, f.name)}, nil
-		}
+	if v, err := budgetVerdict(f.o.Plan, f.t, tr, f.name); err != nil || v.refuse != nil {
+		return v, err
 	}
 	// The database extract lands before anything is committed.
 	return verdict{}, l.landExtract(ctx)
@@ -1566,6 +1598,7 @@ func (l *loader) readAll(ctx context.Context, src source.Source, units []source.
 func openTable(ctx context.Context, o Options, name string, t *plan.Table, rs *resolved, tr *TableResult, prog *TableProgress) (sink.Table, error) {
 	tr.Columns, tr.Types, tr.Required = rs.cols, rs.types, rs.required
 	tr.Findings = rs.findings
+	tr.Casting = castingOf(rs.specs)
 	tr.Keys = t.Load.Keys
 	spec, err := tableSpec(o.Plan, name, t, rs)
 	if err != nil {

@@ -57,6 +57,11 @@ type Options struct {
 	// Inventory records the write id of every staging until its commit
 	// (stagings.go); nil records nothing.
 	Inventory sink.Inventory
+	// WriteID, when set, is the write id of every staging instead of a
+	// random UUID: a worker's shard (flow/shard.go) names its files after
+	// its load, shard and attempt, so attempts never collide and the
+	// commit can tell the winner's files from the losers' (adopt.go).
+	WriteID string
 }
 
 // Sink is an Iceberg sink on a SQL catalog.
@@ -526,6 +531,9 @@ type staged struct {
 	// writeID is in the name of every file of the staging (the data
 	// files' write UUID, the delete files' prefix).
 	writeID string
+	// adopted: the files were staged by other processes (Adopt); a
+	// discard keeps them for a later commit of the same load.
+	adopted bool
 }
 
 func (s *staged) Rows() int64  { return s.rows }
@@ -533,6 +541,10 @@ func (s *staged) Files() int   { return len(s.files) }
 func (s *staged) Bytes() int64 { return s.bytes }
 
 func (s *staged) Discard(ctx context.Context) error {
+	if s.adopted {
+		s.files = nil
+		return nil
+	}
 	tbl, err := s.t.load(ctx)
 	if err != nil {
 		return err
@@ -562,11 +574,18 @@ func (t *Table) Stage(ctx context.Context, batches iter.Seq2[arrow.RecordBatch, 
 		return nil, err
 	}
 	tbl = DataFileFault(tbl, t.s.cat) // crash tests only: unarmed, tbl itself
-	st := &staged{t: t, writeID: uuid.NewString()}
+	st := &staged{t: t, writeID: t.s.opts.WriteID}
+	if st.writeID == "" {
+		st.writeID = uuid.NewString()
+	}
+	wid, err := uuid.Parse(st.writeID)
+	if err != nil {
+		return nil, fmt.Errorf("icesink: write id %q: %w", st.writeID, err)
+	}
 	if err := t.beginStaging(ctx, st.writeID); err != nil {
 		return nil, err
 	}
-	for df, err := range table.WriteRecords(ctx, tbl, t.arrow, batches, table.WithWriteUUID(uuid.MustParse(st.writeID)),
+	for df, err := range table.WriteRecords(ctx, tbl, t.arrow, batches, table.WithWriteUUID(wid),
 		table.WithTargetFileSize(t.s.opts.TargetFileSize), table.WithMaxWriteWorkers(2),
 		// Bounded buffers: a few batches per writer and row groups of 32k
 		// rows keep memory flat whatever the input size.
