@@ -159,8 +159,13 @@ func (v *validator) glueTable(tp string, t *Table) {
 	if c := p.Catalog(); c != CatalogGlue && c != CatalogS3Tables {
 		v.add(tp+".engine", "engine glue needs platform.catalog glue or s3tables: the commit runs on the Glue driver, which cannot reach this workspace's %s catalog", c)
 	}
-	if m := t.Load.Mode; m != "" && m != "full" && m != "incremental" {
-		v.add(tp+".load.mode", "engine glue loads files in mode full or incremental; %s needs the local engine in this build", m)
+	// The same rule as the worker's (engine/run ShardSupported): a shard
+	// is a full load of its files, without a history table.
+	if m := t.Load.Mode; m != "" && m != ModeFull {
+		v.add(tp+".load.mode", "engine glue loads files in mode full; %s needs the local engine in this build", m)
+	}
+	if t.History {
+		v.add(tp+".history", "a history table needs the local engine in this build (engine glue shards full loads only)")
 	}
 	g := t.Glue
 	gp := tp + ".glue"

@@ -77,6 +77,8 @@ func TestGluePlanErrors(t *testing.T) {
 		{"sqlite catalog", "catalog: glue", "catalog: sqlite", "needs platform.catalog glue or s3tables"},
 		{"no glue section", "    glue:\n", "    glue_removed:\n", "unknown field"},
 		{"glue without engine", "    engine: glue\n", "", "only used with engine: glue"},
+		{"incremental", "    engine: glue\n", "    engine: glue\n    load: {mode: incremental, watermark: id}\n", "loads files in mode full"},
+		{"history", "    engine: glue\n", "    engine: glue\n    history: true\n", "history table needs the local engine"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
