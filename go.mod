@@ -33,7 +33,11 @@ require (
 	modernc.org/sqlite v1.62.0
 )
 
-require github.com/go-viper/mapstructure/v2 v2.5.0 // indirect
+require (
+	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.1 // indirect
+	github.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery v1.13.12 // indirect
+	github.com/go-viper/mapstructure/v2 v2.5.0 // indirect
+)
 
 require (
 	cloud.google.com/go v0.123.0 // indirect
