@@ -229,9 +229,11 @@ func (v *validator) sources() {
 			}
 		case SourcePostgres, SourceMySQL, SourceSQLite, SourceSQLServer, SourceOracle:
 			v.dsnEnv(sp, s)
+		case SourceDynamoDB:
+			v.dynamoSource(sp, s)
 		default:
-			v.enum(sp+".kind", s.Kind, "source kind", []string{SourceFiles, SourcePostgres, SourceMySQL, SourceSQLite, SourceSQLServer, SourceOracle},
-				"use files, postgres, mysql (also MariaDB), sqlite, sqlserver or oracle",
+			v.enum(sp+".kind", s.Kind, "source kind", []string{SourceFiles, SourcePostgres, SourceMySQL, SourceSQLite, SourceSQLServer, SourceOracle, SourceDynamoDB},
+				"use files, postgres, mysql (also MariaDB), sqlite, sqlserver, oracle or dynamodb",
 				"s3", "excel")
 		}
 		switch {
@@ -288,7 +290,11 @@ func (v *validator) table(name string, t *Table) {
 	case t.Source == nil:
 		v.add(tp+".source", `required for a base table: name the source and the files to read, e.g. source: {name: crm, files: ["orders/*.csv"]}`)
 	default:
-		v.tableSource(tp+".source", t.Source)
+		if v.p.Sources[t.Source.Name].IsDynamoDB() {
+			v.dynamoTableSource(tp, t)
+		} else {
+			v.tableSource(tp+".source", t.Source)
+		}
 	}
 
 	v.columns(tp, t, isMart)
@@ -312,6 +318,9 @@ func (v *validator) tableSource(sp string, ts *TableSource) {
 		v.add(sp+".name", "required: one of the sources (%s)", listOf(v.p.SourceNames(), 12))
 	case !hasKey(v.p.Sources, ts.Name):
 		v.add(sp+".name", "no source %q in sources%s", ts.Name, hint(ts.Name, v.p.SourceNames(), "declared sources"))
+	}
+	if ts.Export != "" {
+		v.add(sp+".export", "export applies to a dynamodb source; source %s is not one", ts.Name)
 	}
 	if src := v.p.Sources[ts.Name]; src.IsDatabase() {
 		switch {

@@ -130,7 +130,9 @@ func Table(t testing.TB, cl *dynamodb.Client, spec TableSpec) string {
 			t.Logf("dynamotest: delete table %s: %v", name, err)
 		}
 	})
-	w := dynamodb.NewTableExistsWaiter(cl, func(o *dynamodb.TableExistsWaiterOptions) { o.MinDelay, o.MaxDelay = 50*time.Millisecond, 200*time.Millisecond })
+	w := dynamodb.NewTableExistsWaiter(cl, func(o *dynamodb.TableExistsWaiterOptions) {
+		o.MinDelay, o.MaxDelay = 50*time.Millisecond, 200*time.Millisecond
+	})
 	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, 30*time.Second); err != nil {
 		t.Fatalf("table %s never became ACTIVE: %v", name, err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/lima-lake/lima/engine/plan"
 	"github.com/lima-lake/lima/engine/source"
 	"github.com/lima-lake/lima/internal/s3x"
 )
@@ -528,4 +529,14 @@ func (r *scanReader) Close() error {
 	for range r.pages { // let the segments end
 	}
 	return nil
+}
+
+// PlanOptions are the scan options of a plan's dynamodb source;
+// maxParallel is etl.max_parallel_reads (the segments; 0: DefaultSegments).
+func PlanOptions(s *plan.Source, maxParallel int) Options {
+	o := Options{Segments: maxParallel}
+	if s != nil && s.DynamoDB != nil {
+		o.ReadPercent, o.MaxRCU, o.ConsistentRead = s.DynamoDB.ReadPercent, s.DynamoDB.MaxRCU, s.DynamoDB.ConsistentRead
+	}
+	return o
 }

@@ -48,10 +48,10 @@ func TestSumIsExact(t *testing.T) {
 
 func TestCanonicalJSON(t *testing.T) {
 	v := &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
-		"z":  &types.AttributeValueMemberNS{Value: []string{"10", "-1.50", "2"}},
-		"a":  &types.AttributeValueMemberSS{Value: []string{"b", "a"}},
-		"m":  &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberNULL{Value: true}, &types.AttributeValueMemberBOOL{Value: false}}},
-		"b":  &types.AttributeValueMemberBS{Value: [][]byte{{2}, {1}}},
+		"z":   &types.AttributeValueMemberNS{Value: []string{"10", "-1.50", "2"}},
+		"a":   &types.AttributeValueMemberSS{Value: []string{"b", "a"}},
+		"m":   &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberNULL{Value: true}, &types.AttributeValueMemberBOOL{Value: false}}},
+		"b":   &types.AttributeValueMemberBS{Value: [][]byte{{2}, {1}}},
 		"é\"": &types.AttributeValueMemberB{Value: []byte("hi")},
 	}}
 	got, err := CanonicalJSON(v)
