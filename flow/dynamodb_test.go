@@ -160,6 +160,18 @@ func TestDynamoDBTableLoadsExactly(t *testing.T) {
 			}
 			_, tbl := loadIceberg(t, ws, p, "orders")
 			readLakeTotals(t, tbl).check(t, exp)
+			if seed == 12 {
+				// The table changes: the next run reads it afresh (a live
+				// table has no fingerprint) and replaces the lake's rows.
+				more, exp2 := dynamotest.Generate(seed+100, n+500)
+				dynamotest.Seed(t, cl, table, more) // same keys 0..n-1 overwritten, 500 new
+				out := runOnce(t, ws, p, flow.RunOptions{})
+				if res := out.Result.Tables[0]; res.Err != nil || res.RowsLoaded != int64(n+500) {
+					t.Fatalf("second run after the table changed: loaded %d (err %v), want %d", res.RowsLoaded, res.Err, n+500)
+				}
+				_, tbl2 := loadIceberg(t, ws, p, "orders")
+				readLakeTotals(t, tbl2).check(t, exp2)
+			}
 			// A value of every kind, as the lake holds it.
 			rows, err := kmIcebergRows(context.Background(), tbl)
 			if err != nil {
@@ -317,15 +329,36 @@ func TestDynamoDBScanKilledLeavesNothingAndRerunIsExact(t *testing.T) {
 	}
 	cl := dynamotest.Client(t)
 	dynamotest.SetEnv(t)
-	bin := buildLima(t)
-	// 40 provisioned read units at read_percent 25: 10 units/s, so the
-	// scan of 3,000 items takes a few seconds and a kill lands inside it.
-	table := dynamotest.Table(t, cl, dynamotest.TableSpec{Hash: "pk", HashType: "S", Range: "sk", RangeType: "N", RCU: 40})
+	bin := os.Getenv("LIMA_LIFE_BIN")
+	if bin == "" {
+		bin = buildLima(t)
+	}
+	// For the SIGKILL: 40 provisioned read units at read_percent 25 are 10
+	// units/s, so the scan of 3,000 items takes about five seconds and the
+	// kill at two lands inside it. The fault points use a fast table.
 	items, exp := dynamotest.Generate(31, 3000)
-	dynamotest.Seed(t, cl, table, items)
+	slow := dynamotest.Table(t, cl, dynamotest.TableSpec{Hash: "pk", HashType: "S", Range: "sk", RangeType: "N", RCU: 40})
+	fast := dynamotest.Table(t, cl, dynamotest.TableSpec{Hash: "pk", HashType: "S", Range: "sk", RangeType: "N", RCU: 100_000})
+	dynamotest.Seed(t, cl, slow, items)
+	dynamotest.Seed(t, cl, fast, items)
+	// The columns as gate 3 proposes them: the run reads without a profile.
+	const cols = `
+    columns:
+      - {name: pk, type: string, required: true}
+      - {name: sk, type: long, required: true}
+      - {name: qty, type: long}
+      - {name: amount, type: "decimal(12,2)"}
+      - {name: big, type: "decimal(20,0)"}
+      - {name: note, type: string}
+      - {name: flag, type: boolean}
+`
 	for _, kill := range []string{"sigkill", "before-commit", "after-commit"} {
 		t.Run(kill, func(t *testing.T) {
-			ws, p := workspace(t, nil, fmt.Sprintf(ddbPlan, "table: "+table))
+			table := fast
+			if kill == "sigkill" {
+				table = slow
+			}
+			ws, p := workspace(t, nil, fmt.Sprintf(ddbPlan, "table: "+table)+cols)
 			cmd := exec.Command(bin, "run", "--plan", ws.PlanPath(), "--force")
 			cmd.Dir = ws.Dir
 			cmd.Env = os.Environ()
@@ -338,12 +371,13 @@ func TestDynamoDBScanKilledLeavesNothingAndRerunIsExact(t *testing.T) {
 				t.Fatal(err)
 			}
 			if kill == "sigkill" {
-				time.AfterFunc(1500*time.Millisecond, func() { _ = cmd.Process.Kill() })
+				time.AfterFunc(2*time.Second, func() { _ = cmd.Process.Kill() })
 			}
 			err := cmd.Wait()
 			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != -1 {
 				t.Fatalf("lima-tui run was not killed (%v):\n%s", err, outb.String())
 			}
+			t.Logf("killed (%s); its output:\n%s", kill, tail(outb.String(), 600))
 			sk, err := flow.OpenSink(context.Background(), ws, p, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -362,8 +396,17 @@ func TestDynamoDBScanKilledLeavesNothingAndRerunIsExact(t *testing.T) {
 			// The rerun: the whole table, once.
 			rerun := exec.Command(bin, "run", "--plan", ws.PlanPath(), "--force")
 			rerun.Dir = ws.Dir
+			t0 := time.Now()
 			if b, err := rerun.CombinedOutput(); err != nil {
 				t.Fatalf("rerun: %v\n%s", err, b)
+			}
+			if el := time.Since(t0); kill == "sigkill" {
+				// The whole run within the budget takes longer than the
+				// delay of the kill: the killed run was still scanning.
+				t.Logf("the rerun took %v; the killed run was killed after 2s", el.Round(time.Millisecond))
+				if el < 3*time.Second {
+					t.Fatalf("the rerun took only %v: the kill after 2s may have come after the scan; slow the scan down", el)
+				}
 			}
 			_, tbl = loadIceberg(t, ws, p, "orders")
 			readLakeTotals(t, tbl).check(t, exp)
