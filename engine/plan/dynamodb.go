@@ -27,6 +27,10 @@ type DynamoDB struct {
 	// ConsistentRead asks for strongly consistent reads (twice the
 	// capacity); default off.
 	ConsistentRead bool `yaml:"consistent_read,omitempty"`
+	// Tables are the DynamoDB tables gate 3 proposes a lake table for
+	// (lima-tui init --source dynamodb:Orders records them); empty: every
+	// table ListTables returns in the region.
+	Tables []string `yaml:"tables,omitempty"`
 }
 
 // dynamoSource checks a dynamodb source.
