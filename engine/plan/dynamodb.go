@@ -46,10 +46,10 @@ func (v *validator) dynamoSource(sp string, s *Source) {
 	}
 	if d := s.DynamoDB; d != nil {
 		if d.ReadPercent < 0 || d.ReadPercent > 100 {
-			v.add(sp+".read_percent", "%g is not a share of the read capacity; give 1 to 100 (default 25)", d.ReadPercent)
+			v.add(sp+".dynamodb.read_percent", "%g is not a share of the read capacity; give 1 to 100 (default 25)", d.ReadPercent)
 		}
 		if d.MaxRCU < 0 {
-			v.add(sp+".max_rcu", "%g is negative; give read capacity units a second (default 1000 for an on-demand table)", d.MaxRCU)
+			v.add(sp+".dynamodb.max_rcu", "%g is negative; give read capacity units a second (default 1000 for an on-demand table)", d.MaxRCU)
 		}
 	}
 }

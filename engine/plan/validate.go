@@ -217,7 +217,7 @@ func (v *validator) sources() {
 		}
 		switch s.Kind {
 		case "":
-			v.add(sp+".kind", "required; use files, postgres, mysql, sqlite, sqlserver or oracle")
+			v.add(sp+".kind", "required; use files, postgres, mysql, sqlite, sqlserver, oracle or dynamodb")
 		case "postgresql", "mariadb", "mssql":
 			v.add(sp+".kind", "%q is spelled %s in a plan", s.Kind, map[string]string{"postgresql": SourcePostgres, "mariadb": SourceMySQL, "mssql": SourceSQLServer}[s.Kind])
 		case SourceFiles:
