@@ -109,10 +109,3 @@ func (t *totals) ReadTotals() (int64, map[string]string) {
 	}
 	return t.items, out
 }
-
-// reset forgets the totals (a new load).
-func (t *totals) reset() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.items, t.sums = 0, nil
-}
