@@ -144,6 +144,9 @@ func TestDynamoDBTableLoadsExactly(t *testing.T) {
 			if !strings.HasPrefix(types["amount"], "decimal(") || !strings.HasSuffix(types["amount"], ",2)") {
 				t.Errorf("amount: type %q, want decimal(p,2)", types["amount"])
 			}
+			if !strings.Contains(res.ReadNote, "DynamoDB Scan of "+table+" in 4 segments, eventually consistent, within 2.5e+04 read units/s (25% of the provisioned 100000") {
+				t.Errorf("read note: %q", res.ReadNote)
+			}
 			tr := tableReport(t, out.Report, "orders")
 			for _, name := range []string{"source count", "source sum(qty)", "source sum(amount)", "source sum(big)"} {
 				if c := check(t, tr, name); c.Status != gates.Pass {

@@ -58,6 +58,9 @@ func (l *loader) finishCounted(src source.Source) {
 	if !ok || st == nil {
 		return
 	}
+	if n, ok := src.(interface{ ReadNote() string }); ok {
+		l.tr.ReadNote = n.ReadNote()
+	}
 	rows, sums := c.ReadTotals()
 	st.Rows = rows
 	st.TableRows = &rows

@@ -276,6 +276,24 @@ func (s *Source) spent(units float64) {
 	s.mu.Unlock()
 }
 
+// ReadNote says how the table was read: segments, consistency, the read
+// budget and the capacity the scans consumed.
+func (s *Source) ReadNote() string {
+	s.mu.Lock()
+	info, used, reqs := s.info, s.consumed, s.requests
+	s.mu.Unlock()
+	if info == nil {
+		return ""
+	}
+	b := BudgetFor(*info, s.opts.ReadPercent, s.opts.MaxRCU)
+	consistency := "eventually consistent"
+	if s.opts.ConsistentRead {
+		consistency = "strongly consistent"
+	}
+	return fmt.Sprintf("DynamoDB Scan of %s in %d segments, %s, within %.4g read units/s (%s); %.1f read units consumed in %d requests",
+		s.table, s.opts.Segments, consistency, b.RCU, b.Reason, used, reqs)
+}
+
 // List returns the table's unit when a glob matches its name ("*" and
 // "**" match it).
 func (s *Source) List(ctx context.Context, globs []string) ([]source.Unit, error) {

@@ -129,6 +129,21 @@ func (e *Export) Summary(ctx context.Context) (ExportSummary, error) {
 	return sum, nil
 }
 
+// ReadNote says what was read: the export, never the table.
+func (e *Export) ReadNote() string {
+	if e.summary == nil {
+		return ""
+	}
+	return fmt.Sprintf("DynamoDB export %s (%d items in %d data files by its manifests, exported %s); the table was not read", e.root, e.summary.ItemCount, len(e.files), orUnknown(e.summary.ExportTime))
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "at an unknown time"
+	}
+	return s
+}
+
 // relative is a data file's name below the export folder.
 func (e *Export) relative(key string) (string, bool) {
 	if strings.HasPrefix(key, e.root.Key) {
