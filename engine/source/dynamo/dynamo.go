@@ -206,7 +206,13 @@ type Options struct {
 	ConsistentRead bool
 	// ProfileItems bounds a profile (0: DefaultProfileItems).
 	ProfileItems int
+	// PageItems caps the items of one Scan request (0: MaxPageItems;
+	// DynamoDB's 1 MB page is the other ceiling).
+	PageItems int
 }
+
+// MaxPageItems is the most items a Scan request asks for.
+const MaxPageItems = 10_000
 
 // Source scans one DynamoDB table: one unit, named after the table.
 type Source struct {
@@ -230,6 +236,9 @@ func New(api API, table string, opts Options) *Source {
 	}
 	if opts.ProfileItems <= 0 {
 		opts.ProfileItems = DefaultProfileItems
+	}
+	if opts.PageItems <= 0 || opts.PageItems > MaxPageItems {
+		opts.PageItems = MaxPageItems
 	}
 	return &Source{api: api, table: table, opts: opts}
 }
@@ -455,7 +464,8 @@ func (s *Source) scan(ctx context.Context, lay layout, lim *Limiter) *scanReader
 // (DynamoDB's own 1 MB page is the ceiling).
 func (r *scanReader) segment(ctx context.Context, seg int, lim *Limiter, per float64) {
 	s := r.src
-	limit := int32(100)
+	maxPage := float64(s.opts.PageItems)
+	limit := int32(min(100, maxPage))
 	var start map[string]types.AttributeValue
 	for {
 		if err := lim.Wait(ctx); err != nil {
@@ -478,7 +488,7 @@ func (r *scanReader) segment(ctx context.Context, seg int, lim *Limiter, per flo
 		s.spent(cu)
 		if n := len(out.Items); n > 0 && cu > 0 {
 			next := per / (cu / float64(n))
-			limit = int32(min(max(next, 1), 10_000))
+			limit = int32(min(max(next, 1), maxPage))
 		}
 		if len(out.Items) > 0 {
 			select {

@@ -233,3 +233,31 @@ func TestBudgetFor(t *testing.T) {
 		}
 	}
 }
+
+// TestScanIsBounded: a reader that is not read holds at most a page per
+// segment in its channel and one page per segment waiting to be sent, so
+// the segments stop scanning instead of holding the table.
+func TestScanIsBounded(t *testing.T) {
+	cl := dynamotest.Client(t)
+	table := dynamotest.Table(t, cl, dynamotest.TableSpec{Hash: "pk", HashType: "S", Range: "sk", RangeType: "N", RCU: 100000})
+	items, exp := dynamotest.Generate(9, 3000)
+	dynamotest.Seed(t, cl, table, items)
+	ctx := context.Background()
+	src := dynamo.New(cl, table, dynamo.Options{Segments: 2, PageItems: 100})
+	rr, err := src.Open(ctx, source.Unit{Name: table}, source.Options{Columns: []string{"pk", "sk"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(700 * time.Millisecond) // the segments run ahead as far as they may
+	if _, reqs := src.Consumed(); reqs > 2*2 {
+		t.Fatalf("%d Scan requests before the first row was read, want at most 4 (2 segments × (1 page queued + 1 waiting))", reqs)
+	}
+	rows, err := sourcetest.ReadAll(rr)
+	rr.Close()
+	if err != nil || int64(len(rows)) != exp.Items {
+		t.Fatalf("%d rows, %v; want %d", len(rows), err, exp.Items)
+	}
+	if _, reqs := src.Consumed(); reqs < 30 {
+		t.Fatalf("only %d requests for %d items in pages of 100: the bound above proves nothing", reqs, exp.Items)
+	}
+}
