@@ -13,6 +13,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/config v1.33.18
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0
 	github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager v0.5.7
+	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.1
 	github.com/aws/aws-sdk-go-v2/service/glue v1.155.1
 	github.com/aws/aws-sdk-go-v2/service/iam v1.61.1
 	github.com/aws/aws-sdk-go-v2/service/s3 v1.114.10
@@ -34,7 +35,10 @@ require (
 	modernc.org/sqlite v1.62.0
 )
 
-require github.com/go-viper/mapstructure/v2 v2.5.0 // indirect
+require (
+	github.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery v1.13.12 // indirect
+	github.com/go-viper/mapstructure/v2 v2.5.0 // indirect
+)
 
 require (
 	cloud.google.com/go v0.123.0 // indirect

@@ -81,6 +81,7 @@ func ProposeDataModel(ctx context.Context, p *plan.Plan, o ProposeOptions) (*Pro
 	}
 	n := len(prop.Findings)
 	proposeDatabases(ctx, p, o, taken, prop)
+	proposeDynamoDB(ctx, p, o, taken, prop) // discover_dynamodb.go
 	for _, f := range prop.Findings[n:] {
 		if q, ok := issueOf(prop.Plan, f); ok {
 			prop.Issues = append(prop.Issues, q)
@@ -103,8 +104,8 @@ func Gather(ctx context.Context, p *plan.Plan, o ProposeOptions) ([]*TableEviden
 		if s == nil {
 			continue
 		}
-		if s.IsDatabase() {
-			continue // proposed from its catalog by ProposeDataModel
+		if s.IsDatabase() || s.IsDynamoDB() {
+			continue // proposed from its catalog (or DescribeTable) by ProposeDataModel
 		}
 		if s.Kind != plan.SourceFiles {
 			findings = append(findings, Finding{Name: "source " + sname, Status: Skip,

@@ -218,6 +218,9 @@ func (pr Probe) checkSource(ctx context.Context, p *plan.Plan, name string) Find
 	if s != nil && s.IsDatabase() {
 		return pr.checkDatabaseSource(ctx, name, s)
 	}
+	if s.IsDynamoDB() {
+		return pr.checkDynamoSource(ctx, name, s) // gates/dynamodb.go
+	}
 	if s == nil || s.Kind != plan.SourceFiles {
 		f.Status, f.Detail = Skip, "only sources of kind files are checked in this build"
 		return f
@@ -297,6 +300,9 @@ func (pr Probe) checkTable(ctx context.Context, p *plan.Plan, name string) Findi
 	f := Finding{Name: "table " + name}
 	if s := p.Sources[t.Source.Name]; s.IsDatabase() {
 		return pr.checkDatabaseTable(ctx, p, name)
+	}
+	if p.Sources[t.Source.Name].IsDynamoDB() {
+		return pr.checkDynamoTable(ctx, p, name) // gates/dynamodb.go
 	}
 	if s := p.Sources[t.Source.Name]; s != nil && s3x.IsURI(s.Path) {
 		return pr.checkS3Table(ctx, p, name) // gates/aws.go
@@ -609,7 +615,7 @@ func (pr Probe) inputBytes(ctx context.Context, p *plan.Plan) (uint64, int, erro
 	tables := 0
 	for _, name := range p.TableNames() {
 		t := p.Tables[name]
-		if t == nil || t.Source == nil || t.IsMart() || p.Sources[t.Source.Name].IsDatabase() {
+		if t == nil || t.Source == nil || t.IsMart() || p.Sources[t.Source.Name].IsDatabase() || p.Sources[t.Source.Name].IsDynamoDB() {
 			continue
 		}
 		tables++

@@ -218,6 +218,8 @@ func Questions() []Question {
 				first := scopeFirst(a.List(QSources))
 				if s, err := ParseSource(first); err == nil && s.Kind == "env" {
 					first = envStem(s.EnvVar)
+				} else if err == nil && s.Kind == "dynamodb" && s.Table != "*" {
+					first = s.Table
 				}
 				return PrefixFor(first)
 			},
@@ -580,7 +582,10 @@ var ErrSourceNotSupported = errors.New("source not supported in this build yet")
 // SourceURI is a parsed --source: a folder, an S3 prefix or a database DSN
 // held in an environment variable.
 type SourceURI struct {
-	Kind   string // "folder", "s3" or "env"
+	Kind string // "folder", "s3", "env" or "dynamodb"
+	// Table is a dynamodb: source's DynamoDB table ("*": every table of
+	// the region).
+	Table  string
 	Path   string // folder
 	Bucket string // s3
 	Prefix string // s3
@@ -610,6 +615,8 @@ func ParseSource(uri string) (SourceURI, error) {
 		// with an s3:// path, listed by engine/source/s3src).
 		s.Path = u
 		return s, nil
+	case strings.HasPrefix(u, "dynamodb:"):
+		return parseDynamoSource(u) // scope_dynamodb.go
 	case strings.HasPrefix(u, "env:"):
 		name := strings.TrimPrefix(u, "env:")
 		s := SourceURI{Kind: "env", EnvVar: name}
@@ -793,6 +800,8 @@ func AnswersOf(p *plan.Plan) Answers {
 			srcs = append(srcs, s.Path)
 		} else if s != nil && s.IsDatabase() && s.DSNEnv != "" {
 			srcs = append(srcs, "env:"+s.DSNEnv) // a database: its DSN's variable
+		} else if s.IsDynamoDB() {
+			srcs = append(srcs, dynamoAnswers(s)...)
 		}
 	}
 	a[QSources] = strings.Join(srcs, ", ")
@@ -938,6 +947,9 @@ func scopeSources(old map[string]*plan.Source, folders []string) (map[string]*pl
 			if s.Kind == "env" {
 				same = o.IsDatabase() && o.DSNEnv == s.EnvVar
 			}
+			if s.Kind == "dynamodb" {
+				same = o.IsDynamoDB() && dynamoListsTable(o, s.Table)
+			}
 			if same {
 				out[name], kept = o, true
 				break
@@ -947,6 +959,7 @@ func scopeSources(old map[string]*plan.Source, folders []string) (map[string]*pl
 			fresh = append(fresh, s)
 		}
 	}
+	fresh = addDynamoSources(out, fresh) // scope_dynamodb.go
 	for _, s := range fresh {
 		src := &plan.Source{Kind: plan.SourceFiles, Path: s.Path}
 		base := SourceNameFor(s.Path)

@@ -23,7 +23,7 @@ fi
 "$sc" ./...
 
 echo "== services"
-# PostgreSQL, MariaDB and S3 on loopback (see scripts/services.sh).
+# PostgreSQL, MariaDB, S3 and DynamoDB on loopback (see scripts/services.sh).
 . scripts/services.sh
 lima_services
 

@@ -40,7 +40,7 @@ func initFlag(id string) string {
 func cmdInit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fset := newFlags("init", stderr)
 	var sources multi
-	fset.Var(&sources, "source", "the folder (or s3://bucket/prefix) holding the files, or env:NAME for a database whose DSN is in the environment variable NAME (repeatable)")
+	fset.Var(&sources, "source", "the folder (or s3://bucket/prefix) holding the files, env:NAME for a database whose DSN is in the environment variable NAME, or dynamodb:TABLE for a DynamoDB table (dynamodb:* for every table of the region) (repeatable)")
 	dir := fset.String("dir", ".", "the workspace folder: platform.yaml is written there")
 	useDefaults := fset.Bool("defaults", false, "accept the recommended answer of every question no flag answers")
 	answerFlags := map[string]*string{}
@@ -110,6 +110,16 @@ func cmdInit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 			fmt.Fprintln(stdout, ui.Sanitize(line))
 			folders = append(folders, "env:"+u.EnvVar)
+			continue
+		}
+		if u.Kind == "dynamodb" { // a DynamoDB table (init_dynamodb.go)
+			line, err := initDynamoSource(u.Table)
+			if err != nil {
+				fmt.Fprintf(stderr, "lima-tui init: --source %s: %s\n  fix: set AWS_REGION (and AWS_PROFILE or keys); for an emulator AWS_ENDPOINT_URL_DYNAMODB\n", ui.Sanitize(s), ui.Sanitize(err.Error()))
+				return exitPrecondition // DynamoDB refused: nothing was written
+			}
+			fmt.Fprintln(stdout, ui.Sanitize(line))
+			folders = append(folders, "dynamodb:"+u.Table)
 			continue
 		}
 		if u.Kind == "s3" {

@@ -103,6 +103,9 @@ type Source struct {
 	// fix; "serializable": read under SERIALIZABLE locks (consistent, but
 	// writers to the table wait until it is read).
 	SnapshotFallback string `yaml:"snapshot_fallback,omitempty"`
+	// DynamoDB holds the read budget of a kind dynamodb source (see
+	// DynamoDB in dynamodb.go).
+	DynamoDB *DynamoDB `yaml:"dynamodb,omitempty"`
 }
 
 // Table is one table of the lake.
@@ -163,6 +166,11 @@ type TableSource struct {
 	// connection's default; unused for SQLite).
 	Table  string `yaml:"table,omitempty"`
 	Schema string `yaml:"schema,omitempty"`
+	// Export is, for a dynamodb source instead of table, the folder of a
+	// DynamoDB export to S3 in DynamoDB JSON
+	// (s3://bucket/prefix/AWSDynamoDB/<export-id>/): its data files are
+	// loaded and the table is never scanned.
+	Export string `yaml:"export,omitempty"`
 	// SplitBy reads a database table in parallel ranges of this column
 	// (an integer, date or timestamp key the read is ordered by: the
 	// primary key's first column, or for mode upsert the first key), at

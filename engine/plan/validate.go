@@ -218,7 +218,7 @@ func (v *validator) sources() {
 		}
 		switch s.Kind {
 		case "":
-			v.add(sp+".kind", "required; use files, postgres, mysql, sqlite, sqlserver or oracle")
+			v.add(sp+".kind", "required; use files, postgres, mysql, sqlite, sqlserver, oracle or dynamodb")
 		case "postgresql", "mariadb", "mssql":
 			v.add(sp+".kind", "%q is spelled %s in a plan", s.Kind, map[string]string{"postgresql": SourcePostgres, "mariadb": SourceMySQL, "mssql": SourceSQLServer}[s.Kind])
 		case SourceFiles:
@@ -230,9 +230,11 @@ func (v *validator) sources() {
 			}
 		case SourcePostgres, SourceMySQL, SourceSQLite, SourceSQLServer, SourceOracle:
 			v.dsnEnv(sp, s)
+		case SourceDynamoDB:
+			v.dynamoSource(sp, s)
 		default:
-			v.enum(sp+".kind", s.Kind, "source kind", []string{SourceFiles, SourcePostgres, SourceMySQL, SourceSQLite, SourceSQLServer, SourceOracle},
-				"use files, postgres, mysql (also MariaDB), sqlite, sqlserver or oracle",
+			v.enum(sp+".kind", s.Kind, "source kind", []string{SourceFiles, SourcePostgres, SourceMySQL, SourceSQLite, SourceSQLServer, SourceOracle, SourceDynamoDB},
+				"use files, postgres, mysql (also MariaDB), sqlite, sqlserver, oracle or dynamodb",
 				"s3", "excel")
 		}
 		switch {
@@ -289,7 +291,11 @@ func (v *validator) table(name string, t *Table) {
 	case t.Source == nil:
 		v.add(tp+".source", `required for a base table: name the source and the files to read, e.g. source: {name: crm, files: ["orders/*.csv"]}`)
 	default:
-		v.tableSource(tp+".source", t.Source)
+		if v.p.Sources[t.Source.Name].IsDynamoDB() {
+			v.dynamoTableSource(tp, t)
+		} else {
+			v.tableSource(tp+".source", t.Source)
+		}
 	}
 
 	v.columns(tp, t, isMart)
@@ -313,6 +319,9 @@ func (v *validator) tableSource(sp string, ts *TableSource) {
 		v.add(sp+".name", "required: one of the sources (%s)", listOf(v.p.SourceNames(), 12))
 	case !hasKey(v.p.Sources, ts.Name):
 		v.add(sp+".name", "no source %q in sources%s", ts.Name, hint(ts.Name, v.p.SourceNames(), "declared sources"))
+	}
+	if ts.Export != "" {
+		v.add(sp+".export", "export applies to a dynamodb source; source %s is not one", ts.Name)
 	}
 	if src := v.p.Sources[ts.Name]; src.IsDatabase() {
 		switch {

@@ -86,11 +86,11 @@ func TestValidate(t *testing.T) {
 			[]string{"sources: no sources; declare at least one, e.g. sources: {crm: {kind: files, path: data/crm}}"}},
 		{"no tables ok", func(p *Plan) { p.Tables, p.Owners = nil, nil }, nil},
 		{"source kind not yet", func(p *Plan) { p.Sources["field"].Kind = "excel" },
-			[]string{`sources.field.kind: source kind "excel" is not supported yet; use files, postgres, mysql (also MariaDB), sqlite, sqlserver or oracle`}},
+			[]string{`sources.field.kind: source kind "excel" is not supported yet; use files, postgres, mysql (also MariaDB), sqlite, sqlserver, oracle or dynamodb`}},
 		{"source kind missing", func(p *Plan) { p.Sources["field"].Kind = "" },
-			[]string{"sources.field.kind: required; use files, postgres, mysql, sqlite, sqlserver or oracle"}},
+			[]string{"sources.field.kind: required; use files, postgres, mysql, sqlite, sqlserver, oracle or dynamodb"}},
 		{"source kind misspelt", func(p *Plan) { p.Sources["field"].Kind = "fles" },
-			[]string{`sources.field.kind: "fles" is not a source kind; did you mean "files"? use files, postgres, mysql (also MariaDB), sqlite, sqlserver or oracle`}},
+			[]string{`sources.field.kind: "fles" is not a source kind; did you mean "files"? use files, postgres, mysql (also MariaDB), sqlite, sqlserver, oracle or dynamodb`}},
 		{"database source", func(p *Plan) {
 			p.Sources["field"] = &Source{Kind: "postgres", DSNEnv: "FIELD_DSN"}
 			for _, t := range p.Tables {

@@ -470,6 +470,8 @@ func (o *Options) sourceFor(ctx context.Context, t *plan.Table) (source.Source, 
 			return nil, nil, err
 		}
 		return d, []string{d.unit}, nil
+	case s.IsDynamoDB():
+		return openDynamo(ctx, o.Plan, t.Source.Name, s, t.Source)
 	}
 	return nil, nil, fmt.Errorf("source %q: kind %q is not supported", t.Source.Name, s.Kind)
 }
@@ -600,6 +602,9 @@ func (f *fileLoad) open(ctx context.Context) (bool, error) {
 	f.src = src
 	f.onClose(func() { closeSource(src) })
 	_, f.isDB = src.(*dbSource)
+	if lv, ok := src.(source.Live); ok && lv.Live() {
+		f.isDB = true // a live table (DynamoDB): read afresh every run, nothing to land
+	}
 	prog.Phase.Store("listing")
 	units, err := src.List(ctx, globs)
 	if err != nil {
@@ -725,7 +730,11 @@ func (f *fileLoad) stage(ctx context.Context) error {
 				readErr <- fmt.Errorf("internal error while reading %s: %v", f.name, r)
 			}
 		}()
-		readErr <- l.readAll(rctx, src, units, sourceOptions(o.Plan, t, rs.srcNames), batches)
+		so := sourceOptions(o.Plan, t, rs.srcNames)
+		for _, typ := range rs.types {
+			so.ColumnTypes = append(so.ColumnTypes, typ.String())
+		}
+		readErr <- l.readAll(rctx, src, units, so, batches)
 	}()
 	prog.Phase.Store("loading")
 	// The writer's busy time: Stage's wall time less its waits for the
@@ -1011,6 +1020,29 @@ func resolveColumns(ctx context.Context, o Options, t *plan.Table, src source.So
 			dbTypes[c] = types[i]
 		}
 		rs.findings = append(rs.findings, findings...)
+	} else if ty, ok := src.(source.Typed); ok {
+		// A source that types its own values (DynamoDB): its types, asked
+		// for only when the plan leaves some out (a profile reads items).
+		dbCols, dbTypes = []string{}, map[string]string{}
+		untyped := len(t.Columns) == 0
+		for _, c := range t.Columns {
+			untyped = untyped || c.Type == ""
+			dbCols = append(dbCols, c.SourceName)
+			if c.SourceName == "" {
+				dbCols[len(dbCols)-1] = c.Name
+			}
+		}
+		if untyped && len(units) > 0 {
+			cols, types, findings, err := ty.ColumnTypes(ctx, units[0])
+			if err != nil {
+				return nil, err
+			}
+			dbCols = cols
+			for i, c := range cols {
+				dbTypes[c] = types[i]
+			}
+			rs.findings = append(rs.findings, findings...)
+		}
 	}
 	srcNames := func(c plan.Column) string {
 		if c.SourceName != "" {
@@ -1574,6 +1606,7 @@ func (l *loader) readAll(ctx context.Context, src source.Source, units []source.
 			return ctx.Err()
 		}
 	}
+	l.startCounted(src)
 	if l.workers > 1 {
 		if err := l.readParallel(ctx, src, units, so, l.workers, emit); err != nil {
 			return err
@@ -1587,6 +1620,7 @@ func (l *loader) readAll(ctx context.Context, src source.Source, units []source.
 			}
 		}
 	}
+	l.finishCounted(src)
 	if err := emit(); err != nil {
 		return err
 	}

@@ -144,6 +144,10 @@ type Options struct {
 	// holding only the first bytes of it in Raw, and the rest of the unit
 	// is read on.
 	MaxRecordBytes int
+	// ColumnTypes are the plan types of Columns when known (same length),
+	// for a source whose values render by type (a DynamoDB binary
+	// attribute: its bytes in a binary column, base64 in a string one).
+	ColumnTypes []string
 }
 
 // DefaultMaxRecordBytes is the longest record read by default: 16 MiB.
@@ -160,4 +164,28 @@ var ErrUnreadable = errors.New("unit unreadable")
 // or objects: their bytes as they are, for the raw/ landing.
 type RawOpener interface {
 	OpenRaw(ctx context.Context, u Unit) (io.ReadCloser, error)
+}
+
+// Typed is the optional capability of a source whose units say their own
+// columns and plan types (a database's catalog, a DynamoDB table's
+// profiled attributes): they are taken from it, never inferred from text.
+// findings note types that are not a plain mapping.
+type Typed interface {
+	ColumnTypes(ctx context.Context, u Unit) (cols, planTypes, findings []string, err error)
+}
+
+// Counter is the optional capability of a source that counts and sums
+// what it reads itself (a DynamoDB scan or export): after its units were
+// read to their end, the items read and the exact sum of each attribute's
+// numbers (plain decimal text, by source column name), from the values as
+// they arrived. Gate 4 proves the lake against them.
+type Counter interface {
+	ReadTotals() (rows int64, sums map[string]string)
+}
+
+// Live is the optional capability of a source whose units have no size or
+// modification time to fingerprint (a live table): every run reads it
+// afresh and a full load replaces the table.
+type Live interface {
+	Live() bool
 }

@@ -402,3 +402,158 @@ func clip(b []byte) string {
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
 }
+
+// NewTableSource builds a table-like Source under test (a database or
+// DynamoDB table: one unit, no files) holding rows — each a map of column
+// to value text, a missing column being a null — and returns it with its
+// unit's name. Every value is text (a string column).
+type NewTableSource = func(t *testing.T, rows []map[string]string) (src source.Source, unit string)
+
+// RunTable is the conformance suite of a table-like source: listing by
+// name or glob, reading every row once as Data with its locator, nulls
+// declared by the source, an unknown unit unreadable, and the reader's
+// lifecycle. columns are the column names the rows use.
+func RunTable(t *testing.T, columns []string, newSource NewTableSource) {
+	t.Helper()
+	rows := []map[string]string{}
+	for i := 0; i < 250; i++ {
+		r := map[string]string{}
+		for j, c := range columns {
+			if j == 0 || (i+j)%4 != 0 { // the first column is never null
+				r[c] = fmt.Sprintf("%s-%d", c, i)
+			}
+		}
+		rows = append(rows, r)
+	}
+	src, unit := newSource(t, rows)
+	ctx := context.Background()
+	t.Run("List", func(t *testing.T) {
+		for _, globs := range [][]string{{unit}, {"*"}, {"**"}, {unit, "*", unit}} {
+			units, err := src.List(ctx, globs)
+			if err != nil {
+				t.Fatalf("List(%q): %v", globs, err)
+			}
+			if got := names(units); !reflect.DeepEqual(got, []string{unit}) {
+				t.Fatalf("List(%q) = %q, want [%q] once", globs, got, unit)
+			}
+		}
+		if units, err := src.List(ctx, nil); err != nil || len(units) != 0 {
+			t.Fatalf("List(nil) = %q, %v; want no units", names(units), err)
+		}
+		if units, err := src.List(ctx, []string{"no-such-table"}); err != nil || len(units) != 0 {
+			t.Fatalf("List of a name matching nothing = %q, %v; want no units, no error", names(units), err)
+		}
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := src.List(cctx, []string{"*"}); !errors.Is(err, context.Canceled) {
+			t.Fatalf("List with a canceled context: %v, want it to wrap context.Canceled", err)
+		}
+	})
+	t.Run("Read", func(t *testing.T) {
+		rr, err := src.Open(ctx, source.Unit{Name: unit, Path: unit}, source.Options{Columns: columns})
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		defer rr.Close()
+		if !reflect.DeepEqual(rr.Columns(), columns) {
+			t.Fatalf("Columns() = %q, want %q", rr.Columns(), columns)
+		}
+		got, err := ReadAll(rr)
+		if err != nil {
+			t.Fatalf("reading: %v", err)
+		}
+		want := map[string]int{}
+		for _, r := range rows {
+			want[rowKey(columns, r)]++
+		}
+		for i, r := range got {
+			if r.Kind != source.Data {
+				t.Fatalf("row %d: kind %v, want data", i+1, r.Kind)
+			}
+			if r.Loc.Unit != unit || r.Loc.Row != int64(i+1) {
+				t.Fatalf("row %d: locator %+v, want unit %q row %d (1-based, consecutive)", i+1, r.Loc, unit, i+1)
+			}
+			if len(r.Values) != len(columns) || len(r.Nulls) != len(columns) {
+				t.Fatalf("row %d: %d values and %d nulls for %d columns", i+1, len(r.Values), len(r.Nulls), len(columns))
+			}
+			m := map[string]string{}
+			for j, c := range columns {
+				if !r.Nulls[j] {
+					m[c] = r.Values[j]
+				}
+			}
+			k := rowKey(columns, m)
+			if want[k] == 0 {
+				t.Fatalf("row %d (%s) is not a source row, or read twice", i+1, k)
+			}
+			want[k]--
+		}
+		if len(got) != len(rows) {
+			t.Fatalf("read %d rows, want %d", len(got), len(rows))
+		}
+		if c, ok := src.(source.Counter); ok {
+			if n, _ := c.ReadTotals(); n != int64(len(rows)) {
+				t.Errorf("ReadTotals after the end: %d rows, want %d", n, len(rows))
+			}
+		}
+	})
+	t.Run("Unreadable", func(t *testing.T) {
+		rr, err := src.Open(ctx, source.Unit{Name: "no-such-table", Path: "no-such-table"}, source.Options{Columns: columns})
+		if err == nil {
+			defer rr.Close()
+			_, err = rr.Next()
+		}
+		if !errors.Is(err, source.ErrUnreadable) {
+			t.Fatalf("reading an unknown unit: %v, want an error wrapping source.ErrUnreadable", err)
+		}
+	})
+	t.Run("Lifecycle", func(t *testing.T) {
+		u := source.Unit{Name: unit, Path: unit}
+		rr, err := src.Open(ctx, u, source.Options{Columns: columns})
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		if _, err := ReadAll(rr); err != nil {
+			t.Fatalf("reading: %v", err)
+		}
+		for i := 0; i < 3; i++ {
+			if _, err := rr.Next(); err != io.EOF {
+				t.Fatalf("Next after io.EOF (call %d) = %v, want io.EOF", i+1, err)
+			}
+		}
+		if err := rr.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		if err := rr.Close(); err != nil {
+			t.Fatalf("second Close: %v, want nil (Close is idempotent)", err)
+		}
+		rr, err = src.Open(ctx, u, source.Options{Columns: columns})
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		if _, err := rr.Next(); err != nil {
+			t.Fatalf("Next: %v", err)
+		}
+		if err := rr.Close(); err != nil {
+			t.Fatalf("Close before the end: %v", err)
+		}
+		if err := rr.Close(); err != nil {
+			t.Fatalf("second Close before the end: %v", err)
+		}
+		if _, err := rr.Next(); err == nil {
+			t.Fatalf("Next after Close returned a row, want an error")
+		}
+	})
+}
+
+func rowKey(columns []string, r map[string]string) string {
+	var b strings.Builder
+	for _, c := range columns {
+		if v, ok := r[c]; ok {
+			fmt.Fprintf(&b, "%s=%q;", c, v)
+		} else {
+			fmt.Fprintf(&b, "%s=NULL;", c)
+		}
+	}
+	return b.String()
+}
