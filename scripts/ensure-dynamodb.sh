@@ -62,8 +62,19 @@ port_busy() {
 
 bin() { echo "$CACHE/node_modules/.bin/dynalite"; }
 
+# ensure_node installs Node.js and npm from Debian's packages when they are
+# missing (as the MariaDB and PostgreSQL scripts install their servers).
+ensure_node() {
+  have node && have npm && return 0
+  [ "$(id -u)" -eq 0 ] && have apt-get || die "Node.js/npm are not installed and this is not a root Debian machine: install Node.js (Debian: apt-get install -y nodejs npm), or start a DynamoDB emulator on $HOST:$PORT"
+  say "installing nodejs and npm (apt-get)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq nodejs npm >/dev/null || die "apt-get install nodejs npm failed"
+}
+
 install_dynalite() {
-  have npm || die "dynalite is not installed and there is no npm to install it: install Node.js, or start a DynamoDB emulator on $HOST:$PORT"
+  ensure_node
   say "installing dynalite $VERSION into $CACHE (npm; a minute the first time)"
   install -d -m 0700 "$CACHE"
   npm install --silent --no-audit --no-fund --prefix "$CACHE" "dynalite@$VERSION" >&2 || die "npm install dynalite failed"
@@ -99,7 +110,7 @@ else
   if port_busy; then
     die "port $HOST:$PORT is taken by something that does not speak DynamoDB: free it or set LIMA_DYNAMODB_PORT"
   fi
-  have node || die "node is needed to run dynalite"
+  ensure_node
   [ -x "$(bin)" ] || install_dynalite
   [ -x "$(bin)" ] || die "dynalite was installed but $(bin) is missing"
   start_dynalite
