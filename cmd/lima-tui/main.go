@@ -81,6 +81,9 @@ Usage:
   lima-tui deploy glue [--dir D] [--table T]... [--out DIR] [--apply] [--binary PATH]
                                            the AWS Glue job of each engine: glue table: driver, job,
                                            trigger and IAM policy written; --apply uploads and creates
+  lima-tui migrate --glue DB.T | --folder P --method in-place|rewrite [--partition S]... [--confirm DB.T]
+                                           Hive/Parquet → Iceberg, validated per partition; Glue switched
+                                           after the typed name; --rollback, --drop-backup
   lima-tui worker --dir D < SHARDS.jsonl   stage shards of a distributed load (Spark's rdd.pipe):
                                            one manifest line per shard on stdout, nothing committed
   lima-tui commit --dir D --load-id L --expect SHARDS.jsonl --manifests F... [--json]
