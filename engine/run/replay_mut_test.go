@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"testing"
 
 	"github.com/apache/iceberg-go/table"
@@ -97,5 +98,118 @@ tables:
 	}
 	if spec := tbl.Spec(); spec.NumFields() != 1 || spec.Field(0).Transform.String() != "bucket[4]" {
 		t.Errorf("partition spec %v, want bucket[4] of id", spec)
+	}
+}
+
+// A fixed row whose key the table already has is not replayed: it is
+// reopened under rule unique and the table keeps its one row of that key
+// (kills replay.go:302:18 len(keyCols) > 0 negated, :312:23 the row loop's
+// row < NumRows negated and :316:18 f.Name == k negated — each leaves the
+// table's keys unread).
+func TestReplayRefusesAKeyTheTableHasMut(t *testing.T) {
+	ctx := context.Background()
+	f := newSelectFixture(t, 1)
+	if _, err := f.replay(t, f.st, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.wantLake(t, "after the first replay", 1)
+	ex := []ledger.Exception{{RunID: "run-2", LoadID: "ld-2", Table: "orders", Level: ledger.LevelRow, File: "a.csv", Line: 9,
+		Raw: []byte("1,y"), Values: map[string]string{"id": "1", "amount": "y"},
+		Failures: []ledger.Failure{{Column: "amount", Value: "y", Rule: "type"}}}}
+	if err := f.st.AddPending(ctx, ex); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.Publish(ctx, "orders", "ld-2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.Resolve(ctx, ex[0].ID, map[string]string{"amount": "10"}, "test", ""); err != nil {
+		t.Fatal(err)
+	}
+	trs, err := f.replay(t, f.st, nil)
+	if err != nil || len(trs) != 1 {
+		t.Fatalf("second replay: %v, %d tables", err, len(trs))
+	}
+	if tr := trs[0]; tr.RowsRead != 1 || tr.RowsLoaded != 0 || tr.QuarantinedBy[RuleUnique] != 1 {
+		t.Fatalf("second replay: read %d loaded %d held by rule %v, want the row held as unique", tr.RowsRead, tr.RowsLoaded, tr.QuarantinedBy)
+	}
+	f.wantLake(t, "after the second replay", 1)
+	e, err := f.st.Get(ctx, ex[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Status != ledger.StatusOpen || len(e.Failures) != 1 || e.Failures[0].Rule != RuleUnique {
+		t.Errorf("the duplicate row is %s with %+v, want open under rule unique", e.Status, e.Failures)
+	}
+}
+
+// A held row's values are found under the names they were recorded with:
+// a column's header when it differs from its name (source_name), its
+// previous name after a rename (renamed_from); a column added since has no
+// value and is NULL. Kills replay.go:335 (i < len(srcNames) and
+// srcNames[i] != c, negated), :339:15 and :339:38 (pc.Name == c and
+// RenamedFrom != "", negated) and :339:20 (&& made ||, which gives every
+// column the renamed column's old name).
+func TestReplayFindsValuesUnderTheirRecordedNamesMut(t *testing.T) {
+	ctx := context.Background()
+	dir, p, sk, st := replayWorkspace(t, `schema_version: 1
+platform: {prefix: rnames}
+sources: {in: {kind: files, path: in}}
+tables:
+  orders:
+    source: {name: in, files: ["*.csv"], format: csv, csv: {header: "yes"}}
+    load: {keys: [id]}
+    columns:
+      - {name: id, type: long}
+      - {name: amount, type: long, renamed_from: amt}
+      - {name: price, type: long, source_name: Price}
+      - {name: qty, type: long}
+      - {name: note, type: string}
+`, "id,amount,Price,qty,note\n")
+	ex := []ledger.Exception{{RunID: "run-1", LoadID: "ld-1", Table: "orders", Level: ledger.LevelRow, File: "a.csv", Line: 2,
+		Raw: []byte("5,50,9,x"), Values: map[string]string{"id": "5", "amt": "50", "Price": "9", "qty": "x"},
+		Failures: []ledger.Failure{{Column: "qty", Value: "x", Rule: "type"}}}}
+	if err := st.AddPending(ctx, ex); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Publish(ctx, "orders", "ld-1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Resolve(ctx, ex[0].ID, map[string]string{"qty": "3"}, "test", ""); err != nil {
+		t.Fatal(err)
+	}
+	trs, err := Replay(ctx, ReplayOptions{Workspace: dir, Plan: p, Sink: sk, Store: st, RunID: "run-r", By: "test"})
+	if err != nil || len(trs) != 1 {
+		t.Fatalf("replay: %v, %d tables", err, len(trs))
+	}
+	if tr := trs[0]; tr.Err != nil || tr.RowsLoaded != 1 {
+		t.Fatalf("replay: status %s, loaded %d, held %v, err %v", tr.Status, tr.RowsLoaded, tr.QuarantinedBy, tr.Err)
+	}
+	tbl, err := sk.Catalog().LoadTable(ctx, table.Identifier{"rnames", "orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, it, err := tbl.Scan(table.WithSelectedFields("id", "amount", "price", "qty", "note")).ToArrowRecords(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for rec, err := range it {
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := 0; r < int(rec.NumRows()); r++ {
+			rows++
+			got := []string{formatArrow(rec.Column(0), r), formatArrow(rec.Column(1), r), formatArrow(rec.Column(2), r), formatArrow(rec.Column(3), r)}
+			if want := []string{"5", "50", "9", "3"}; !slices.Equal(got, want) {
+				t.Errorf("id, amount, price, qty = %q, want %q", got, want)
+			}
+			if !rec.Column(4).IsNull(r) {
+				t.Errorf("note = %q, want NULL (the column had no value when the row was held)", formatArrow(rec.Column(4), r))
+			}
+		}
+		rec.Release()
+	}
+	if rows != 1 {
+		t.Errorf("%d rows in the lake, want 1", rows)
 	}
 }
