@@ -283,3 +283,32 @@ tables:
 		t.Errorf("exception 4: %+v %v, want replayed", e.Status, err)
 	}
 }
+
+// Two fixed rows of one key in one replay: the first is replayed, the
+// second reopened under unique — the replay does not duplicate a key it
+// adds itself (kills replay.go:412:19 len(keyCols) > 0 negated, which
+// stops recording the keys the replay stages).
+func TestReplayDoesNotDuplicateAKeyItAddsMut(t *testing.T) {
+	ctx := context.Background()
+	f := newSelectFixture(t, 2)
+	ex := []ledger.Exception{{RunID: "run-2", LoadID: "ld-2", Table: "orders", Level: ledger.LevelRow, File: "a.csv", Line: 9,
+		Raw: []byte("1,y"), Values: map[string]string{"id": "1", "amount": "y"},
+		Failures: []ledger.Failure{{Column: "amount", Value: "y", Rule: "type"}}}}
+	if err := f.st.AddPending(ctx, ex); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.Publish(ctx, "orders", "ld-2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.Resolve(ctx, ex[0].ID, map[string]string{"amount": "10"}, "test", ""); err != nil {
+		t.Fatal(err)
+	}
+	trs, err := f.replay(t, f.st, nil)
+	if err != nil || len(trs) != 1 {
+		t.Fatalf("replay: %v, %d tables", err, len(trs))
+	}
+	if tr := trs[0]; tr.RowsRead != 3 || tr.RowsLoaded != 2 || tr.QuarantinedBy[RuleUnique] != 1 {
+		t.Fatalf("replay: read %d loaded %d held by rule %v, want 3 read, 2 loaded, 1 held as unique", tr.RowsRead, tr.RowsLoaded, tr.QuarantinedBy)
+	}
+	f.wantLake(t, "after the replay", 1, 2)
+}
