@@ -63,7 +63,7 @@ func (pr Probe) checkDynamoTable(ctx context.Context, p *plan.Plan, name string)
 						size += u.Size
 					}
 					f.Status = Pass
-					f.Detail = fmt.Sprintf("DynamoDB export %s: %d items in %d data file(s), %s (exported %s); the table itself is not read", uri, sum.ItemCount, len(units), gate2Bytes(uint64(size)), orUnknown(sum.ExportTime))
+					f.Detail = fmt.Sprintf("DynamoDB export %s: %d items in %d data file(s), %s (exported %s); the table itself is not read", uri, sum.ItemCount, len(units), gate2Bytes(uint64(size)), sum.Exported())
 					return f
 				}
 			}
@@ -111,11 +111,4 @@ func (pr Probe) checkDynamoTable(ctx context.Context, p *plan.Plan, name string)
 	}
 	f.Status = Pass
 	return f
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "at an unknown time"
-	}
-	return s
 }

@@ -134,14 +134,16 @@ func (e *Export) ReadNote() string {
 	if e.summary == nil {
 		return ""
 	}
-	return fmt.Sprintf("DynamoDB export %s (%d items in %d data files by its manifests, exported %s); the table was not read", e.root, e.summary.ItemCount, len(e.files), orUnknown(e.summary.ExportTime))
+	return fmt.Sprintf("DynamoDB export %s (%d items in %d data files by its manifests, exported %s); the table was not read", e.root, e.summary.ItemCount, len(e.files), e.summary.Exported())
 }
 
-func orUnknown(s string) string {
-	if s == "" {
+// Exported is the summary's export time for a message ("at an unknown
+// time" when the manifest has none).
+func (s ExportSummary) Exported() string {
+	if s.ExportTime == "" {
 		return "at an unknown time"
 	}
-	return s
+	return s.ExportTime
 }
 
 // relative is a data file's name below the export folder.
